@@ -1,0 +1,61 @@
+//===- Fusec.h - The fusec dialect and its ops ------------------*- C++ -*-===//
+//
+// The one header that users of the dialect include.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_IR_FUSEC_H
+#define FUSEC_IR_FUSEC_H
+
+#include "fusec/IR/Cost.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace fusec {
+
+/// The element types an elementwise op accepts.
+enum class ElementClass { Float, Numeric, Logical };
+/// How an elementwise op's operand and result types relate to its value type.
+enum class ElementwiseKind { Plain, Compare, Select };
+
+/// Returns true for the element types the dialect supports: f32, f16, bf16,
+/// f8E4M3FN, f8E5M2, i32, i64 and i1.
+bool isSupportedElementType(mlir::Type type);
+/// Bytes one element of `type` occupies in device memory (i1: one byte).
+int64_t elementBytes(mlir::Type type);
+/// Bytes a statically shaped tensor occupies; 0 if a dimension is dynamic.
+int64_t tensorBytes(mlir::Type type);
+/// Number of elements of a statically shaped tensor; 0 if dynamic.
+int64_t tensorElements(mlir::Type type);
+
+namespace detail {
+OpCost elementwiseCost(mlir::Operation *op, int64_t flopsPerElement,
+                       int64_t sfuPerElement);
+mlir::LogicalResult verifyElementwise(mlir::Operation *op, ElementClass cls,
+                                      ElementwiseKind kind);
+mlir::ParseResult parseElementwise(mlir::OpAsmParser &parser,
+                                   mlir::OperationState &result,
+                                   unsigned arity, ElementwiseKind kind);
+void printElementwise(mlir::OpAsmPrinter &p, mlir::Operation *op,
+                      ElementwiseKind kind);
+} // namespace detail
+
+/// Sums the cost of every costed op in `region`'s ops, recursively.
+OpCost sumBodyCost(mlir::Region &region);
+
+} // namespace fusec
+
+#include "fusec/IR/FusecDialect.h.inc"
+#include "fusec/IR/FusecEnums.h.inc"
+#include "fusec/IR/FusecInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "fusec/IR/FusecOps.h.inc"
+
+#endif // FUSEC_IR_FUSEC_H

@@ -1,0 +1,62 @@
+//===- Interpreter.h - Reference interpreter for fusec graphs ---*- C++ -*-===//
+//
+// Executes any fusec graph on the CPU. Every op computes in f64 (reductions,
+// matmul and attention accumulate in f64) and rounds its results to their
+// storage type as the GPU would (fusec/Support/HostTensor.h). Tests run graphs
+// through it before and after each pass; `fusec-run --reference` exposes it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_INTERPRETER_INTERPRETER_H
+#define FUSEC_INTERPRETER_INTERPRETER_H
+
+#include "fusec/Support/HostTensor.h"
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+#include <vector>
+
+namespace mlir {
+class ModuleOp;
+class Type;
+namespace func {
+class FuncOp;
+} // namespace func
+} // namespace mlir
+
+namespace fusec {
+
+/// The storage type and shape of a ranked tensor type; an error for dynamic
+/// shapes or unsupported element types.
+absl::StatusOr<std::pair<DType, std::vector<int64_t>>>
+tensorTypeInfo(mlir::Type type);
+
+/// Runs `func` on `inputs` (one per argument, of the argument's type) and
+/// returns its results. Errors name the op and its source location.
+absl::StatusOr<std::vector<HostTensor>>
+interpret(mlir::func::FuncOp func, absl::Span<const HostTensor> inputs);
+
+/// Seeded random inputs for `func`'s arguments (HostTensor.h's
+/// `randomTensor`). Integer arguments used as gather indices are drawn from
+/// the valid index range of the table they index.
+absl::StatusOr<std::vector<HostTensor>> randomInputs(mlir::func::FuncOp func,
+                                                     uint64_t seed);
+
+/// The function to run: the one named `name`, or, with an empty name, the
+/// module's only public function (an error if there are several).
+absl::StatusOr<mlir::func::FuncOp> findFunction(mlir::ModuleOp module,
+                                                absl::string_view name);
+
+/// Runs `function` (see findFunction) on seeded random inputs, applies the
+/// textual pass `pipeline` to a clone of `module`, runs the result on the same
+/// inputs and compares each output within the tolerance of its element type.
+/// This is how every pass is tested to keep the graph's meaning.
+absl::StatusOr<std::vector<Comparison>>
+checkPipelinePreservesSemantics(mlir::ModuleOp module,
+                                absl::string_view pipeline,
+                                absl::string_view function, uint64_t seed);
+
+} // namespace fusec
+
+#endif // FUSEC_INTERPRETER_INTERPRETER_H

@@ -1,0 +1,105 @@
+//===- HostTensor.h - Tensors on the host, storage rounding -----*- C++ -*-===//
+//
+// LLVM-free: the element types fusec stores, their rounding as NVIDIA
+// hardware performs it, host tensors held in f64, seeded random data,
+// comparison tolerances and `.npy` files. Shared by the interpreter, the tools
+// and (later) the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_SUPPORT_HOSTTENSOR_H
+#define FUSEC_SUPPORT_HOSTTENSOR_H
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+/// The element types a fusec tensor can be stored in.
+enum class DType { F32, F16, BF16, F8E4M3FN, F8E5M2, I32, I64, I1 };
+
+/// The MLIR spelling: "f32", "bf16", "f8E4M3FN", "i1", ...
+const char *dtypeName(DType type);
+std::optional<DType> parseDType(absl::string_view name);
+/// Bytes per element in device memory (i1 takes a byte).
+int64_t dtypeBytes(DType type);
+bool isFloat(DType type);
+
+/// Rounds `value` to the nearest value representable in `type`, as the GPU's
+/// conversion instructions do:
+/// - f32, f16, bf16: round to nearest, ties to even, gradual underflow,
+///   overflow to infinity (cvt.rn.{f32,f16,bf16}).
+/// - f8E4M3FN, f8E5M2: round to nearest even, then saturate to the largest
+///   finite value, infinities included; NaN stays NaN (cvt.rn.satfinite).
+/// - i32, i64: truncate toward zero and wrap modulo 2^bits; NaN gives 0.
+/// - i1: 1 for any non-zero value, else 0.
+double roundTo(DType type, double value);
+
+/// A float-to-integer conversion as cvt.rzi.sat: truncate, then clamp to the
+/// type's range; NaN gives 0.
+double saturateToInt(DType type, double value);
+
+/// Relative and absolute tolerance for comparing results stored in `type`
+/// against a higher-precision reference: |a - b| <= atol + rtol * |b|.
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+Tolerance toleranceFor(DType type);
+
+/// A tensor on the host. Values are held in f64 and always lie on the grid of
+/// `dtype` (constructors and `roundInPlace` keep them there).
+struct HostTensor {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+
+  HostTensor() = default;
+  HostTensor(DType dtype, std::vector<int64_t> shape);
+  int64_t numElements() const { return static_cast<int64_t>(data.size()); }
+  /// Rounds every element to `dtype`.
+  void roundInPlace();
+  /// "tensor<4x8xf32>"
+  std::string typeString() const;
+};
+
+/// Number of elements of `shape` (1 for a scalar).
+int64_t elementCount(const std::vector<int64_t> &shape);
+
+/// Seeded random data: floats uniform in [-2, 2), integers uniform in
+/// [lo, hi) (default [-8, 8)), i1 fair coin flips. The same seed always gives
+/// the same tensor.
+HostTensor randomTensor(DType dtype, std::vector<int64_t> shape, uint64_t seed,
+                        int64_t intLo = -8, int64_t intHi = 8);
+
+/// The outcome of comparing a result with its reference.
+struct Comparison {
+  bool ok = true;
+  int64_t mismatches = 0;
+  int64_t firstMismatch = -1;
+  double maxAbsError = 0;
+  double maxRelError = 0;
+  /// ‖actual − expected‖₂ / ‖expected‖₂.
+  double relL2 = 0;
+  std::string message;
+};
+/// Compares element by element within `tol`. NaN matches only NaN; shapes and
+/// element types must agree.
+Comparison compareTensors(const HostTensor &expected, const HostTensor &actual,
+                          Tolerance tol);
+
+/// Reads a NumPy `.npy` file (f64, f32, f16, i32, i64, bool; C order) and
+/// rounds its values to `dtype`.
+absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype);
+/// Writes `tensor` as `.npy`: f32 for f32/bf16/fp8 (exact), f16, i32, i64 or
+/// bool for the others.
+absl::Status writeNpy(const std::string &path, const HostTensor &tensor);
+
+} // namespace fusec
+
+#endif // FUSEC_SUPPORT_HOSTTENSOR_H

@@ -1,0 +1,1014 @@
+//===- FusecDialect.cpp - The fusec dialect: ops, verifiers, costs -*- C++ -*-===//
+//
+// Everything about the fusec ops that is not in ODS: verifiers whose
+// diagnostics name the operand and give the expected and actual values, the
+// short elementwise syntax, folders, and the cost of each op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusec/IR/Fusec.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace fusec;
+
+#include "fusec/IR/FusecDialect.cpp.inc"
+#include "fusec/IR/FusecEnums.cpp.inc"
+#include "fusec/IR/FusecInterfaces.cpp.inc"
+
+void FusecDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "fusec/IR/FusecOps.cpp.inc"
+      >();
+}
+
+Operation *FusecDialect::materializeConstant(OpBuilder &builder,
+                                             Attribute value, Type type,
+                                             Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, type, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+bool fusec::isSupportedElementType(Type type) {
+  if (type.isF32() || type.isF16() || type.isBF16() ||
+      isa<Float8E4M3FNType, Float8E5M2Type>(type))
+    return true;
+  return type.isSignlessInteger(32) || type.isSignlessInteger(64) ||
+         type.isSignlessInteger(1);
+}
+
+int64_t fusec::elementBytes(Type type) {
+  if (type.isSignlessInteger(1))
+    return 1;
+  return (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+int64_t fusec::tensorElements(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return 0;
+  return shaped.getNumElements();
+}
+
+int64_t fusec::tensorBytes(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return 0;
+  return shaped.getNumElements() * elementBytes(shaped.getElementType());
+}
+
+static int64_t operandBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Value v : op->getOperands())
+    bytes += tensorBytes(v.getType());
+  return bytes;
+}
+
+static int64_t resultBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Value v : op->getResults())
+    bytes += tensorBytes(v.getType());
+  return bytes;
+}
+
+/// Moves data without arithmetic: read every operand, write every result.
+static OpCost movementCost(Operation *op) {
+  OpCost cost;
+  cost.bytesRead = operandBytes(op);
+  cost.bytesWritten = resultBytes(op);
+  return cost;
+}
+
+static RankedTensorType withElementType(Type type, Type element) {
+  return cast<RankedTensorType>(type).clone(element);
+}
+
+static bool isI1(Type t) { return t.isSignlessInteger(1); }
+
+//===----------------------------------------------------------------------===//
+// Diagnostics helpers
+//===----------------------------------------------------------------------===//
+
+/// "operand #1 ('rhs')"
+static std::string operandName(unsigned index, StringRef name) {
+  std::string s = "operand #" + std::to_string(index);
+  if (!name.empty())
+    s += " ('" + name.str() + "')";
+  return s;
+}
+
+static LogicalResult checkSupported(Operation *op, Type type, unsigned index,
+                                    StringRef name) {
+  Type element = getElementTypeOrSelf(type);
+  if (isSupportedElementType(element))
+    return success();
+  return op->emitOpError()
+         << operandName(index, name) << " has element type " << element
+         << ", expected one of f32, f16, bf16, f8E4M3FN, f8E5M2, i32, i64, i1";
+}
+
+static LogicalResult checkFloat(Operation *op, Type type, unsigned index,
+                                StringRef name) {
+  Type element = getElementTypeOrSelf(type);
+  if (isa<FloatType>(element))
+    return checkSupported(op, type, index, name);
+  return op->emitOpError() << operandName(index, name) << " has element type "
+                           << element << ", expected a float type";
+}
+
+static LogicalResult checkResultType(Operation *op, Type expected) {
+  Type actual = op->getResult(0).getType();
+  if (actual == expected)
+    return success();
+  return op->emitOpError() << "result has type " << actual << ", expected "
+                           << expected;
+}
+
+static LogicalResult checkSameElementType(Operation *op, Type operandType,
+                                          unsigned index, StringRef name) {
+  Type expected = getElementTypeOrSelf(operandType);
+  Type actual = getElementTypeOrSelf(op->getResult(0).getType());
+  if (expected == actual)
+    return success();
+  return op->emitOpError() << "result has element type " << actual
+                           << ", expected " << expected << " (the element type of "
+                           << operandName(index, name) << ")";
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+  }
+  return s + "]";
+}
+
+static LogicalResult checkResultShape(Operation *op,
+                                      ArrayRef<int64_t> expected) {
+  auto actual = cast<ShapedType>(op->getResult(0).getType()).getShape();
+  if (actual == expected)
+    return success();
+  return op->emitOpError() << "result has shape " << shapeString(actual)
+                           << ", expected " << shapeString(expected);
+}
+
+static LogicalResult checkDimInRange(Operation *op, StringRef attr,
+                                     int64_t dim, int64_t rank) {
+  if (dim >= 0 && dim < rank)
+    return success();
+  return op->emitOpError() << "'" << attr << "' has dimension " << dim
+                           << ", expected a value in [0, " << rank << ")";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops: syntax, verifier, cost
+//===----------------------------------------------------------------------===//
+
+static StringRef elementwiseOperandName(unsigned arity, ElementwiseKind kind,
+                                        unsigned index) {
+  if (kind == ElementwiseKind::Select) {
+    static const char *names[] = {"condition", "on_true", "on_false"};
+    return names[index];
+  }
+  if (arity == 1)
+    return "input";
+  return index == 0 ? "lhs" : "rhs";
+}
+
+/// The operand whose type every other type of the op derives from.
+static unsigned valueOperandIndex(ElementwiseKind kind) {
+  return kind == ElementwiseKind::Select ? 1 : 0;
+}
+
+static Type expectedOperandType(Type valueType, ElementwiseKind kind,
+                                unsigned index) {
+  if (kind == ElementwiseKind::Select && index == 0)
+    return withElementType(valueType, IntegerType::get(valueType.getContext(), 1));
+  return valueType;
+}
+
+static Type expectedResultType(Type valueType, ElementwiseKind kind) {
+  if (kind == ElementwiseKind::Compare)
+    return withElementType(valueType, IntegerType::get(valueType.getContext(), 1));
+  return valueType;
+}
+
+LogicalResult fusec::detail::verifyElementwise(Operation *op, ElementClass cls,
+                                               ElementwiseKind kind) {
+  unsigned arity = op->getNumOperands();
+  unsigned vi = valueOperandIndex(kind);
+  Type valueType = op->getOperand(vi).getType();
+  StringRef valueName = elementwiseOperandName(arity, kind, vi);
+  Type element = getElementTypeOrSelf(valueType);
+
+  if (failed(checkSupported(op, valueType, vi, valueName)))
+    return failure();
+  switch (cls) {
+  case ElementClass::Float:
+    if (failed(checkFloat(op, valueType, vi, valueName)))
+      return failure();
+    break;
+  case ElementClass::Numeric:
+    if (isI1(element))
+      return op->emitOpError()
+             << operandName(vi, valueName)
+             << " has element type i1, expected a float or i32/i64 type";
+    break;
+  case ElementClass::Logical:
+    if (!isI1(element))
+      return op->emitOpError() << operandName(vi, valueName)
+                               << " has element type " << element
+                               << ", expected i1";
+    break;
+  }
+
+  for (unsigned i = 0; i < arity; ++i) {
+    Type expected = expectedOperandType(valueType, kind, i);
+    Type actual = op->getOperand(i).getType();
+    if (actual == expected)
+      continue;
+    auto diag = op->emitOpError()
+                << operandName(i, elementwiseOperandName(arity, kind, i))
+                << " has type " << actual << ", expected " << expected;
+    if (i != vi)
+      diag << " (from " << operandName(vi, valueName) << "; broadcast "
+           << "explicitly with fusec.broadcast)";
+    return diag;
+  }
+  return checkResultType(op, expectedResultType(valueType, kind));
+}
+
+ParseResult fusec::detail::parseElementwise(OpAsmParser &parser,
+                                            OperationState &result,
+                                            unsigned arity,
+                                            ElementwiseKind kind) {
+  if (kind == ElementwiseKind::Compare) {
+    StringRef keyword;
+    SMLoc loc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&keyword) || parser.parseComma())
+      return failure();
+    std::optional<ComparePredicate> pred = symbolizeComparePredicate(keyword);
+    if (!pred)
+      return parser.emitError(loc)
+             << "unknown comparison predicate '" << keyword
+             << "', expected one of eq, ne, lt, le, gt, ge";
+    result.addAttribute(
+        "predicate", ComparePredicateAttr::get(parser.getContext(), *pred));
+  }
+
+  SmallVector<OpAsmParser::UnresolvedOperand, 3> operands;
+  SMLoc operandsLoc = parser.getCurrentLocation();
+  if (parser.parseOperandList(operands, arity) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon())
+    return failure();
+
+  SmallVector<Type, 3> operandTypes;
+  Type resultType;
+  if (succeeded(parser.parseOptionalLParen())) {
+    // Long form: `(T0, T1) -> R`, for types that do not follow the short rule.
+    if (parser.parseTypeList(operandTypes) || parser.parseRParen() ||
+        parser.parseArrow() || parser.parseType(resultType))
+      return failure();
+  } else {
+    Type valueType;
+    SMLoc typeLoc = parser.getCurrentLocation();
+    if (parser.parseType(valueType))
+      return failure();
+    if (!isa<RankedTensorType>(valueType))
+      return parser.emitError(typeLoc)
+             << "expected a ranked tensor type, got " << valueType;
+    for (unsigned i = 0; i < arity; ++i)
+      operandTypes.push_back(expectedOperandType(valueType, kind, i));
+    resultType = expectedResultType(valueType, kind);
+  }
+  result.addTypes(resultType);
+  return parser.resolveOperands(operands, operandTypes, operandsLoc,
+                                result.operands);
+}
+
+void fusec::detail::printElementwise(OpAsmPrinter &p, Operation *op,
+                                     ElementwiseKind kind) {
+  p << ' ';
+  if (kind == ElementwiseKind::Compare)
+    p << stringifyComparePredicate(cast<CompareOp>(op).getPredicate()) << ", ";
+  p << op->getOperands();
+  p.printOptionalAttrDict(op->getAttrs(), /*elidedAttrs=*/{"predicate"});
+  p << " : ";
+
+  Type valueType = op->getOperand(valueOperandIndex(kind)).getType();
+  bool shortForm = expectedResultType(valueType, kind) ==
+                   op->getResult(0).getType();
+  for (unsigned i = 0; i < op->getNumOperands() && shortForm; ++i)
+    shortForm = op->getOperand(i).getType() ==
+                expectedOperandType(valueType, kind, i);
+  if (shortForm) {
+    p << valueType;
+    return;
+  }
+  p << '(' << op->getOperandTypes() << ") -> " << op->getResult(0).getType();
+}
+
+OpCost fusec::detail::elementwiseCost(Operation *op, int64_t flopsPerElement,
+                                      int64_t sfuPerElement) {
+  int64_t n = tensorElements(op->getResult(0).getType());
+  OpCost cost = movementCost(op);
+  cost.flops = n * flopsPerElement;
+  cost.sfuOps = n * sfuPerElement;
+  return cost;
+}
+
+//===----------------------------------------------------------------------===//
+// Custom directive `UnaryTypes`: `: T` when the result has the input's type,
+// else `: T -> R`.
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseUnaryTypes(OpAsmParser &parser, Type &inputType,
+                                   Type &resultType) {
+  if (parser.parseColon() || parser.parseType(inputType))
+    return failure();
+  if (succeeded(parser.parseOptionalArrow()))
+    return parser.parseType(resultType);
+  resultType = inputType;
+  return success();
+}
+
+static void printUnaryTypes(OpAsmPrinter &p, Operation *, Type inputType,
+                            Type resultType) {
+  p << ": " << inputType;
+  if (resultType != inputType)
+    p << " -> " << resultType;
+}
+
+//===----------------------------------------------------------------------===//
+// Folders
+//===----------------------------------------------------------------------===//
+
+/// Folds a binary op of two splat constants, or one with an identity operand.
+template <typename FloatFn, typename IntFn>
+static OpFoldResult foldBinary(Operation *op, ArrayRef<Attribute> operands,
+                               FloatFn floatFn, IntFn intFn) {
+  auto lhs = dyn_cast_or_null<SplatElementsAttr>(operands[0]);
+  auto rhs = dyn_cast_or_null<SplatElementsAttr>(operands[1]);
+  if (!lhs || !rhs)
+    return {};
+  auto type = cast<ShapedType>(op->getResult(0).getType());
+  Type element = type.getElementType();
+  if (auto ft = dyn_cast<FloatType>(element)) {
+    APFloat a = lhs.getSplatValue<APFloat>();
+    APFloat b = rhs.getSplatValue<APFloat>();
+    std::optional<APFloat> r = floatFn(a, b);
+    if (!r)
+      return {};
+    return DenseElementsAttr::get(type, *r);
+  }
+  if (isI1(element))
+    return {};
+  APInt a = lhs.getSplatValue<APInt>();
+  APInt b = rhs.getSplatValue<APInt>();
+  std::optional<APInt> r = intFn(a, b);
+  if (!r)
+    return {};
+  return DenseElementsAttr::get(type, *r);
+}
+
+/// Returns true if `attr` is a splat float or integer constant equal to one.
+static bool isSplatOne(Attribute attr) {
+  auto splat = dyn_cast_or_null<SplatElementsAttr>(attr);
+  if (!splat)
+    return false;
+  Type element = splat.getElementType();
+  if (isa<FloatType>(element))
+    return splat.getSplatValue<APFloat>().isExactlyValue(1.0);
+  if (element.isSignlessInteger() && !isI1(element))
+    return splat.getSplatValue<APInt>().isOne();
+  return false;
+}
+
+static std::optional<APFloat> apply(APFloat a, const APFloat &b,
+                                    APFloat::opStatus (APFloat::*fn)(
+                                        const APFloat &, APFloat::roundingMode)) {
+  (a.*fn)(b, APFloat::rmNearestTiesToEven);
+  return a;
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(
+      *this, adaptor.getOperands(),
+      [](APFloat a, APFloat b) { return apply(a, b, &APFloat::add); },
+      [](APInt a, APInt b) -> std::optional<APInt> { return a + b; });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(
+      *this, adaptor.getOperands(),
+      [](APFloat a, APFloat b) { return apply(a, b, &APFloat::subtract); },
+      [](APInt a, APInt b) -> std::optional<APInt> { return a - b; });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOne(adaptor.getRhs()))
+    return getLhs();
+  if (isSplatOne(adaptor.getLhs()))
+    return getRhs();
+  return foldBinary(
+      *this, adaptor.getOperands(),
+      [](APFloat a, APFloat b) { return apply(a, b, &APFloat::multiply); },
+      [](APInt a, APInt b) -> std::optional<APInt> { return a * b; });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOne(adaptor.getRhs()))
+    return getLhs();
+  return foldBinary(
+      *this, adaptor.getOperands(),
+      [](APFloat a, APFloat b) { return apply(a, b, &APFloat::divide); },
+      [](APInt a, APInt b) -> std::optional<APInt> {
+        if (b.isZero())
+          return std::nullopt;
+        return a.sdiv(b);
+      });
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor) {
+  if (auto inner = getInput().getDefiningOp<NegOp>())
+    return inner.getInput();
+  return {};
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor) {
+  if (auto inner = getInput().getDefiningOp<NotOp>())
+    return inner.getInput();
+  return {};
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType() &&
+      llvm::equal(getDims(), llvm::seq<int64_t>(0, getType().getRank())))
+    return getInput();
+  return {};
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // reshape(reshape(x)) -> reshape(x)
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  ArrayRef<int64_t> perm = getPermutation();
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return getInput();
+  // transpose(transpose(x, p), q) -> transpose(x, p o q)
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> innerPerm = inner.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t p : perm)
+      composed.push_back(innerPerm[p]);
+    getInputMutable().assign(inner.getInput());
+    setPermutation(composed);
+    if (llvm::equal(composed, llvm::seq<int64_t>(0, composed.size())))
+      return getInput();
+    return getResult();
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Verifiers and costs of the other ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  if (failed(checkSupported(*this, getInput().getType(), 0, "input")))
+    return failure();
+  Type resultElement = getType().getElementType();
+  if (!isSupportedElementType(resultElement))
+    return emitOpError() << "result has element type " << resultElement
+                         << ", expected one of f32, f16, bf16, f8E4M3FN, "
+                            "f8E5M2, i32, i64, i1";
+  return checkResultShape(*this, getInput().getType().getShape());
+}
+
+OpCost CastOp::getCost() { return movementCost(*this); }
+
+LogicalResult ConstantOp::verify() {
+  return checkSupported(*this, getType(), 0, "value");
+}
+
+OpCost ConstantOp::getCost() { return {}; }
+
+LogicalResult BroadcastOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  if (failed(checkSupported(*this, in, 0, "input")) ||
+      failed(checkSameElementType(*this, in, 0, "input")))
+    return failure();
+  ArrayRef<int64_t> dims = getDims();
+  if (static_cast<int64_t>(dims.size()) != in.getRank())
+    return emitOpError() << "'dims' has " << dims.size()
+                         << " entries, expected " << in.getRank()
+                         << " (the rank of operand #0 ('input'))";
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (failed(checkDimInRange(*this, "dims", d, out.getRank())))
+      return failure();
+    if (i > 0 && d <= dims[i - 1])
+      return emitOpError() << "'dims' must be strictly increasing, got "
+                           << shapeString(dims);
+    int64_t src = in.getDimSize(i), dst = out.getDimSize(d);
+    if (src != 1 && src != dst && !ShapedType::isDynamic(src) &&
+        !ShapedType::isDynamic(dst))
+      return emitOpError() << "operand #0 ('input') dimension " << i
+                           << " has size " << src << ", expected 1 or " << dst
+                           << " (result dimension " << d << ")";
+  }
+  return success();
+}
+
+OpCost BroadcastOp::getCost() { return movementCost(*this); }
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  if (failed(checkSupported(*this, in, 0, "input")) ||
+      failed(checkSameElementType(*this, in, 0, "input")))
+    return failure();
+  if (in.hasStaticShape() && out.hasStaticShape() &&
+      in.getNumElements() != out.getNumElements())
+    return emitOpError() << "result has " << out.getNumElements()
+                         << " elements, expected " << in.getNumElements()
+                         << " (the elements of operand #0 ('input'))";
+  return success();
+}
+
+OpCost ReshapeOp::getCost() { return {}; }
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType in = getInput().getType();
+  if (failed(checkSupported(*this, in, 0, "input")) ||
+      failed(checkSameElementType(*this, in, 0, "input")))
+    return failure();
+  ArrayRef<int64_t> perm = getPermutation();
+  if (static_cast<int64_t>(perm.size()) != in.getRank())
+    return emitOpError() << "'permutation' has " << perm.size()
+                         << " entries, expected " << in.getRank();
+  llvm::SmallSet<int64_t, 8> seen;
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm) {
+    if (failed(checkDimInRange(*this, "permutation", p, in.getRank())))
+      return failure();
+    if (!seen.insert(p).second)
+      return emitOpError() << "'permutation' " << shapeString(perm)
+                           << " names dimension " << p << " twice";
+    expected.push_back(in.getDimSize(p));
+  }
+  return checkResultShape(*this, expected);
+}
+
+OpCost TransposeOp::getCost() { return movementCost(*this); }
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  if (failed(checkSupported(*this, in, 0, "input")) ||
+      failed(checkSameElementType(*this, in, 0, "input")))
+    return failure();
+  int64_t rank = in.getRank();
+  if (out.getRank() != rank)
+    return emitOpError() << "result has rank " << out.getRank()
+                         << ", expected " << rank;
+  if (static_cast<int64_t>(getOffsets().size()) != rank ||
+      static_cast<int64_t>(getStrides().size()) != rank)
+    return emitOpError() << "'offsets' and 'strides' need " << rank
+                         << " entries each, got " << getOffsets().size()
+                         << " and " << getStrides().size();
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t off = getOffsets()[i], stride = getStrides()[i];
+    int64_t size = out.getDimSize(i), limit = in.getDimSize(i);
+    if (off < 0 || stride < 1)
+      return emitOpError() << "dimension " << i << " has offset " << off
+                           << " and stride " << stride
+                           << ", expected offset >= 0 and stride >= 1";
+    if (ShapedType::isDynamic(size) || ShapedType::isDynamic(limit))
+      continue;
+    if (size > 0 && off + (size - 1) * stride >= limit)
+      return emitOpError() << "dimension " << i << " reads index "
+                           << off + (size - 1) * stride
+                           << ", expected an index below " << limit
+                           << " (the size of operand #0 ('input'))";
+  }
+  return success();
+}
+
+OpCost SliceOp::getCost() {
+  OpCost cost;
+  cost.bytesRead = tensorBytes(getType());
+  cost.bytesWritten = tensorBytes(getType());
+  return cost;
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one operand";
+  RankedTensorType first = cast<RankedTensorType>(getInputs()[0].getType());
+  if (failed(checkSupported(*this, first, 0, "inputs")))
+    return failure();
+  int64_t rank = first.getRank();
+  if (failed(checkDimInRange(*this, "dim", getDim(), rank)))
+    return failure();
+  SmallVector<int64_t> expected(first.getShape());
+  expected[getDim()] = 0;
+  for (auto [i, v] : llvm::enumerate(getInputs())) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getElementType() != first.getElementType())
+      return emitOpError() << operandName(i, "inputs") << " has element type "
+                           << t.getElementType() << ", expected "
+                           << first.getElementType();
+    if (t.getRank() != rank)
+      return emitOpError() << operandName(i, "inputs") << " has rank "
+                           << t.getRank() << ", expected " << rank;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == getDim())
+        continue;
+      if (t.getDimSize(d) != first.getDimSize(d))
+        return emitOpError() << operandName(i, "inputs") << " has shape "
+                             << shapeString(t.getShape()) << ", expected size "
+                             << first.getDimSize(d) << " in dimension " << d;
+    }
+    if (ShapedType::isDynamic(t.getDimSize(getDim())) ||
+        ShapedType::isDynamic(expected[getDim()]))
+      expected[getDim()] = ShapedType::kDynamic;
+    else
+      expected[getDim()] += t.getDimSize(getDim());
+  }
+  if (failed(checkSameElementType(*this, first, 0, "inputs")))
+    return failure();
+  return checkResultShape(*this, expected);
+}
+
+OpCost ConcatOp::getCost() { return movementCost(*this); }
+
+LogicalResult GatherOp::verify() {
+  RankedTensorType table = getTable().getType(), idx = getIndices().getType();
+  if (failed(checkSupported(*this, table, 0, "table")) ||
+      failed(checkSameElementType(*this, table, 0, "table")))
+    return failure();
+  Type ie = idx.getElementType();
+  if (!ie.isSignlessInteger(32) && !ie.isSignlessInteger(64))
+    return emitOpError() << "operand #1 ('indices') has element type " << ie
+                         << ", expected i32 or i64";
+  if (failed(checkDimInRange(*this, "axis", getAxis(), table.getRank())))
+    return failure();
+  SmallVector<int64_t> expected(table.getShape().take_front(getAxis()));
+  llvm::append_range(expected, idx.getShape());
+  llvm::append_range(expected, table.getShape().drop_front(getAxis() + 1));
+  return checkResultShape(*this, expected);
+}
+
+OpCost GatherOp::getCost() {
+  OpCost cost;
+  cost.bytesRead = tensorBytes(getIndices().getType()) + tensorBytes(getType());
+  cost.bytesWritten = tensorBytes(getType());
+  return cost;
+}
+
+LogicalResult ReduceOp::verify() {
+  RankedTensorType in = getInput().getType();
+  if (failed(checkSupported(*this, in, 0, "input")) ||
+      failed(checkSameElementType(*this, in, 0, "input")))
+    return failure();
+  if (isI1(in.getElementType()))
+    return emitOpError() << "operand #0 ('input') has element type i1, "
+                            "expected a float or i32/i64 type";
+  if (getKind() == ReduceKind::mean && !isa<FloatType>(in.getElementType()))
+    return emitOpError() << "'mean' needs a float operand, got element type "
+                         << in.getElementType();
+  ArrayRef<int64_t> dims = getDims();
+  if (dims.empty())
+    return emitOpError() << "'dims' is empty, expected at least one dimension";
+  llvm::SmallSet<int64_t, 8> reduced;
+  for (int64_t d : dims) {
+    if (failed(checkDimInRange(*this, "dims", d, in.getRank())))
+      return failure();
+    if (!reduced.insert(d).second)
+      return emitOpError() << "'dims' " << shapeString(dims)
+                           << " names dimension " << d << " twice";
+  }
+  SmallVector<int64_t> expected;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (!reduced.contains(d))
+      expected.push_back(in.getDimSize(d));
+  return checkResultShape(*this, expected);
+}
+
+OpCost ReduceOp::getCost() {
+  OpCost cost = movementCost(*this);
+  cost.flops = tensorElements(getInput().getType());
+  if (getKind() == ReduceKind::mean)
+    cost.flops += tensorElements(getType());
+  return cost;
+}
+
+/// Matmul dimensions after the transposes: [batch..., M, K] x [.., K, N].
+struct MatmulDims {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+
+static MatmulDims matmulDims(MatmulOp op) {
+  auto lhs = op.getLhs().getType(), rhs = op.getRhs().getType();
+  int64_t lr = lhs.getRank(), rr = rhs.getRank();
+  MatmulDims d;
+  d.m = lhs.getDimSize(op.getTransposeLhs() ? lr - 1 : lr - 2);
+  d.k = lhs.getDimSize(op.getTransposeLhs() ? lr - 2 : lr - 1);
+  d.n = rhs.getDimSize(op.getTransposeRhs() ? rr - 2 : rr - 1);
+  for (int64_t i = 0; i + 2 < lr; ++i)
+    d.batch *= lhs.getDimSize(i);
+  return d;
+}
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
+  if (failed(checkFloat(*this, lhs, 0, "lhs")))
+    return failure();
+  if (rhs.getElementType() != lhs.getElementType())
+    return emitOpError() << "operand #1 ('rhs') has element type "
+                         << rhs.getElementType() << ", expected "
+                         << lhs.getElementType() << " (that of operand #0 ('lhs'))";
+  if (failed(checkFloat(*this, getType(), 0, "result")))
+    return failure();
+  if (lhs.getRank() < 2)
+    return emitOpError() << "operand #0 ('lhs') has rank " << lhs.getRank()
+                         << ", expected at least 2";
+  if (rhs.getRank() != 2 && rhs.getRank() != lhs.getRank())
+    return emitOpError() << "operand #1 ('rhs') has rank " << rhs.getRank()
+                         << ", expected 2 or " << lhs.getRank()
+                         << " (the rank of operand #0 ('lhs'))";
+  int64_t lr = lhs.getRank(), rr = rhs.getRank();
+  int64_t rhsK = rhs.getDimSize(getTransposeRhs() ? rr - 1 : rr - 2);
+  MatmulDims d = matmulDims(*this);
+  if (d.k != rhsK && !ShapedType::isDynamic(d.k) && !ShapedType::isDynamic(rhsK))
+    return emitOpError() << "operand #1 ('rhs') has contraction size " << rhsK
+                         << ", expected " << d.k
+                         << " (the contraction size of operand #0 ('lhs'))";
+  SmallVector<int64_t> expected(lhs.getShape().take_front(lr - 2));
+  if (rr == lr)
+    for (int64_t i = 0; i + 2 < lr; ++i)
+      if (rhs.getDimSize(i) != lhs.getDimSize(i))
+        return emitOpError() << "operand #1 ('rhs') has batch dimension " << i
+                             << " of size " << rhs.getDimSize(i)
+                             << ", expected " << lhs.getDimSize(i);
+  expected.push_back(d.m);
+  expected.push_back(d.n);
+  return checkResultShape(*this, expected);
+}
+
+OpCost MatmulOp::getCost() {
+  MatmulDims d = matmulDims(*this);
+  OpCost cost = movementCost(*this);
+  cost.flops = 2 * d.batch * d.m * d.n * d.k;
+  return cost;
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType();
+  const char *names[] = {"query", "key", "value"};
+  RankedTensorType types[] = {q, k, v};
+  for (unsigned i = 0; i < 3; ++i) {
+    if (failed(checkFloat(*this, types[i], i, names[i])))
+      return failure();
+    if (types[i].getRank() != 4)
+      return emitOpError() << operandName(i, names[i]) << " has rank "
+                           << types[i].getRank()
+                           << ", expected 4 ([batch, heads, seq, head_dim])";
+    if (types[i].getElementType() != q.getElementType())
+      return emitOpError() << operandName(i, names[i]) << " has element type "
+                           << types[i].getElementType() << ", expected "
+                           << q.getElementType();
+  }
+  auto mismatch = [&](unsigned i, StringRef what, int64_t actual,
+                      int64_t expected) {
+    return emitOpError() << operandName(i, names[i]) << " has " << what
+                         << " " << actual << ", expected " << expected;
+  };
+  if (k.getDimSize(0) != q.getDimSize(0))
+    return mismatch(1, "batch", k.getDimSize(0), q.getDimSize(0));
+  if (v.getDimSize(0) != q.getDimSize(0))
+    return mismatch(2, "batch", v.getDimSize(0), q.getDimSize(0));
+  if (k.getDimSize(3) != q.getDimSize(3))
+    return mismatch(1, "head_dim", k.getDimSize(3), q.getDimSize(3));
+  if (v.getDimSize(1) != k.getDimSize(1))
+    return mismatch(2, "heads", v.getDimSize(1), k.getDimSize(1));
+  if (v.getDimSize(2) != k.getDimSize(2))
+    return mismatch(2, "sequence length", v.getDimSize(2), k.getDimSize(2));
+  int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (hkv <= 0 || hq % hkv != 0)
+    return emitOpError() << "operand #1 ('key') has " << hkv
+                         << " heads, expected a divisor of " << hq
+                         << " (the heads of operand #0 ('query'))";
+  if (!std::isfinite(getScale().convertToDouble()) ||
+      getScale().convertToDouble() == 0.0)
+    return emitOpError() << "'scale' is " << getScale().convertToDouble()
+                         << ", expected a finite non-zero value";
+  if (failed(checkFloat(*this, getType(), 0, "result")))
+    return failure();
+  return checkResultShape(*this, {q.getDimSize(0), hq, q.getDimSize(2),
+                                  v.getDimSize(3)});
+}
+
+/// Number of (query, key) pairs attention computes: all of them, or those on
+/// and below the causal diagonal (aligned to the bottom right).
+static int64_t attentionPairs(int64_t sq, int64_t skv, bool causal) {
+  if (!causal)
+    return sq * skv;
+  int64_t pairs = 0;
+  for (int64_t i = 0; i < sq; ++i)
+    pairs += std::clamp<int64_t>(i + skv - sq + 1, 0, skv);
+  return pairs;
+}
+
+OpCost AttentionOp::getCost() {
+  auto q = getQuery().getType(), v = getValue().getType();
+  int64_t bh = q.getDimSize(0) * q.getDimSize(1);
+  int64_t pairs =
+      bh * attentionPairs(q.getDimSize(2), v.getDimSize(2), getCausal());
+  OpCost cost = movementCost(*this);
+  cost.flops = 2 * pairs * (q.getDimSize(3) + v.getDimSize(3));
+  cost.sfuOps = pairs;
+  return cost;
+}
+
+/// Shared checks of the normalizations: a float input, per-feature operands
+/// of the last dimension's size and a result of the input's type.
+static LogicalResult verifyNorm(Operation *op, ArrayRef<StringRef> names) {
+  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+  if (failed(checkFloat(op, in, 0, names[0])))
+    return failure();
+  if (in.getRank() < 1)
+    return op->emitOpError() << "operand #0 ('input') has rank 0, expected "
+                                "at least 1";
+  int64_t features = in.getShape().back();
+  for (unsigned i = 1; i < op->getNumOperands(); ++i) {
+    auto t = cast<RankedTensorType>(op->getOperand(i).getType());
+    if (failed(checkFloat(op, t, i, names[i])))
+      return failure();
+    if (t.getRank() != 1 || t.getDimSize(0) != features)
+      return op->emitOpError()
+             << operandName(i, names[i]) << " has shape "
+             << shapeString(t.getShape()) << ", expected [" << features
+             << "] (the last dimension of operand #0 ('input'))";
+  }
+  return checkResultType(op, in);
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (getEpsilon().convertToDouble() < 0)
+    return emitOpError() << "'epsilon' is " << getEpsilon().convertToDouble()
+                         << ", expected a value >= 0";
+  return verifyNorm(*this, {"input", "scale", "bias"});
+}
+
+/// Cost of a row normalization over the last dimension.
+static OpCost normCost(Operation *op, int64_t flopsPerElement,
+                       int64_t flopsPerRow) {
+  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+  int64_t n = tensorElements(in);
+  int64_t rows = in.getShape().back() ? n / in.getShape().back() : 0;
+  OpCost cost = movementCost(op);
+  cost.flops = n * flopsPerElement + rows * flopsPerRow;
+  cost.sfuOps = rows; // one rsqrt a row
+  return cost;
+}
+
+OpCost LayerNormOp::getCost() { return normCost(*this, 7, 3); }
+
+LogicalResult RMSNormOp::verify() {
+  if (getEpsilon().convertToDouble() < 0)
+    return emitOpError() << "'epsilon' is " << getEpsilon().convertToDouble()
+                         << ", expected a value >= 0";
+  return verifyNorm(*this, {"input", "scale"});
+}
+
+OpCost RMSNormOp::getCost() { return normCost(*this, 4, 2); }
+
+LogicalResult SoftmaxOp::verify() {
+  RankedTensorType in = getInput().getType();
+  if (failed(checkFloat(*this, in, 0, "input")) ||
+      failed(checkDimInRange(*this, "dim", getDim(), in.getRank())))
+    return failure();
+  return checkResultType(*this, in);
+}
+
+OpCost SoftmaxOp::getCost() {
+  RankedTensorType in = getInput().getType();
+  int64_t n = tensorElements(in);
+  int64_t len = in.getDimSize(getDim());
+  OpCost cost = movementCost(*this);
+  // max, subtract, exp prescale, sum, scale by 1/sum: five FLOPs and one ex2
+  // an element, one rcp a row.
+  cost.flops = 5 * n;
+  cost.sfuOps = n + (len ? n / len : 0);
+  return cost;
+}
+
+LogicalResult GeluOp::verify() {
+  if (failed(checkFloat(*this, getInput().getType(), 0, "input")))
+    return failure();
+  return checkResultType(*this, getInput().getType());
+}
+
+OpCost GeluOp::getCost() {
+  // erf form: scale, 10-FLOP erf polynomial, +1, ·x, ·0.5. tanh form: x³,
+  // fma, scale, tanh (SFU), +1, ·x, ·0.5.
+  return detail::elementwiseCost(*this, getTanh() ? 8 : 14, getTanh() ? 1 : 0);
+}
+
+LogicalResult SiluOp::verify() {
+  if (failed(checkFloat(*this, getInput().getType(), 0, "input")))
+    return failure();
+  return checkResultType(*this, getInput().getType());
+}
+
+OpCost SiluOp::getCost() { return detail::elementwiseCost(*this, 4, 2); }
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "body has " << body.getNumArguments()
+                         << " arguments, expected " << getInputs().size()
+                         << " (one per operand)";
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(body.getArgumentTypes(), getInputs()))) {
+    auto [argType, input] = pair;
+    if (argType != input.getType())
+      return emitOpError() << "body argument #" << i << " has type " << argType
+                           << ", expected " << input.getType()
+                           << " (the type of operand #" << i << ")";
+  }
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError() << "body must end with fusec.yield";
+  if (yield.getValues().size() != getNumResults())
+    return yield.emitOpError()
+           << "yields " << yield.getValues().size() << " values, expected "
+           << getNumResults() << " (the results of the enclosing fusec.kernel)";
+  for (auto [i, pair] : llvm::enumerate(
+           llvm::zip(yield.getValues().getTypes(), getResultTypes()))) {
+    auto [actual, expected] = pair;
+    if (actual != expected)
+      return yield.emitOpError()
+             << "operand #" << i << " has type " << actual << ", expected "
+             << expected << " (result #" << i << " of the enclosing fusec.kernel)";
+  }
+  return success();
+}
+
+OpCost fusec::sumBodyCost(Region &region) {
+  OpCost total;
+  region.walk([&](Operation *op) {
+    if (auto costed = dyn_cast<CostOpInterface>(op)) {
+      if (!isa<KernelOp>(op))
+        total += costed.getCost();
+    }
+  });
+  return total;
+}
+
+OpCost KernelOp::getCost() {
+  OpCost body = sumBodyCost(getBody());
+  OpCost cost = movementCost(*this);
+  cost.flops = body.flops;
+  cost.sfuOps = body.sfuOps;
+  return cost;
+}
+
+#define GET_OP_CLASSES
+#include "fusec/IR/FusecOps.cpp.inc"

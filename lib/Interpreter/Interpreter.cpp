@@ -1,0 +1,780 @@
+//===- Interpreter.cpp - Reference interpreter for fusec graphs -*- C++ -*-===//
+//
+// A direct, unoptimized evaluator: clarity over speed. Each op computes in f64
+// and rounds its results to their storage type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusec/Interpreter/Interpreter.h"
+#include "fusec/IR/Fusec.h"
+
+#include "absl/strings/str_cat.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+
+namespace fusec {
+
+absl::StatusOr<std::pair<DType, std::vector<int64_t>>>
+tensorTypeInfo(Type type) {
+  std::string typeStr;
+  llvm::raw_string_ostream(typeStr) << type;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected a ranked tensor type, got ", typeStr));
+  if (!tensor.hasStaticShape())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dynamic shape ", typeStr, ": specialize it to a static shape first"));
+  Type e = tensor.getElementType();
+  std::optional<DType> dtype;
+  if (e.isF32())
+    dtype = DType::F32;
+  else if (e.isF16())
+    dtype = DType::F16;
+  else if (e.isBF16())
+    dtype = DType::BF16;
+  else if (isa<Float8E4M3FNType>(e))
+    dtype = DType::F8E4M3FN;
+  else if (isa<Float8E5M2Type>(e))
+    dtype = DType::F8E5M2;
+  else if (e.isSignlessInteger(32))
+    dtype = DType::I32;
+  else if (e.isSignlessInteger(64))
+    dtype = DType::I64;
+  else if (e.isSignlessInteger(1))
+    dtype = DType::I1;
+  if (!dtype)
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported element type in ", typeStr));
+  return std::make_pair(*dtype, std::vector<int64_t>(tensor.getShape().begin(),
+                                                     tensor.getShape().end()));
+}
+
+namespace {
+
+std::string locationString(Location loc) {
+  if (auto fl = loc->findInstanceOf<FileLineColLoc>())
+    return absl::StrCat(fl.getFilename().str(), ":", fl.getLine(), ":",
+                        fl.getColumn());
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  loc.print(os);
+  return s;
+}
+
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// Calls fn(flatIndex, multiIndex) for every element of `shape`, in order.
+template <typename Fn> void forEachIndex(const std::vector<int64_t> &shape, Fn fn) {
+  int64_t n = elementCount(shape);
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    fn(flat, idx);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+int64_t ravel(const std::vector<int64_t> &idx,
+              const std::vector<int64_t> &strides) {
+  int64_t flat = 0;
+  for (size_t i = 0; i < idx.size(); ++i)
+    flat += idx[i] * strides[i];
+  return flat;
+}
+
+double nanAwareMax(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  return std::max(a, b);
+}
+double nanAwareMin(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  return std::min(a, b);
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+class Interpreter {
+public:
+  absl::StatusOr<std::vector<HostTensor>> runBlock(Block &block,
+                                                   absl::Span<const HostTensor> args);
+
+private:
+  absl::Status exec(Operation *op);
+  absl::Status error(Operation *op, const std::string &msg) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        locationString(op->getLoc()), ": '", op->getName().getStringRef().str(),
+        "': ", msg));
+  }
+  const HostTensor &get(Value v) { return env.find(v)->second; }
+  absl::StatusOr<HostTensor> make(Operation *op, Value result) {
+    auto info = tensorTypeInfo(result.getType());
+    if (!info.ok())
+      return error(op, std::string(info.status().message()));
+    return HostTensor(info->first, info->second);
+  }
+  void set(Value v, HostTensor t) {
+    t.roundInPlace();
+    env[v] = std::move(t);
+  }
+
+  absl::Status unary(Operation *op, double (*fn)(double));
+  absl::Status binary(Operation *op, double (*fn)(double, double));
+
+  absl::Status execConstant(ConstantOp op);
+  absl::Status execCast(CastOp op);
+  absl::Status execBroadcast(BroadcastOp op);
+  absl::Status execTranspose(TransposeOp op);
+  absl::Status execSlice(SliceOp op);
+  absl::Status execConcat(ConcatOp op);
+  absl::Status execGather(GatherOp op);
+  absl::Status execReduce(ReduceOp op);
+  absl::Status execMatmul(MatmulOp op);
+  absl::Status execAttention(AttentionOp op);
+  absl::Status execNorm(Operation *op, bool layerNorm, double eps);
+  absl::Status execSoftmax(SoftmaxOp op);
+  absl::Status execKernel(KernelOp op);
+
+  llvm::DenseMap<Value, HostTensor> env;
+};
+
+absl::StatusOr<std::vector<HostTensor>>
+Interpreter::runBlock(Block &block, absl::Span<const HostTensor> args) {
+  for (auto [arg, t] : llvm::zip(block.getArguments(), args))
+    env[arg] = t;
+  for (Operation &op : block) {
+    if (op.hasTrait<OpTrait::IsTerminator>()) {
+      std::vector<HostTensor> results;
+      for (Value v : op.getOperands())
+        results.push_back(get(v));
+      return results;
+    }
+    if (absl::Status st = exec(&op); !st.ok())
+      return st;
+  }
+  return absl::InternalError("block has no terminator");
+}
+
+absl::Status Interpreter::unary(Operation *op, double (*fn)(double)) {
+  auto out = make(op, op->getResult(0));
+  if (!out.ok())
+    return out.status();
+  const HostTensor &in = get(op->getOperand(0));
+  for (int64_t i = 0; i < out->numElements(); ++i)
+    out->data[i] = fn(in.data[i]);
+  set(op->getResult(0), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::binary(Operation *op, double (*fn)(double, double)) {
+  auto out = make(op, op->getResult(0));
+  if (!out.ok())
+    return out.status();
+  const HostTensor &a = get(op->getOperand(0));
+  const HostTensor &b = get(op->getOperand(1));
+  for (int64_t i = 0; i < out->numElements(); ++i)
+    out->data[i] = fn(a.data[i], b.data[i]);
+  set(op->getResult(0), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::exec(Operation *op) {
+  auto cmp = [](ComparePredicate p, double a, double b) -> double {
+    switch (p) {
+    case ComparePredicate::eq:
+      return a == b;
+    case ComparePredicate::ne:
+      return a != b;
+    case ComparePredicate::lt:
+      return a < b;
+    case ComparePredicate::le:
+      return a <= b;
+    case ComparePredicate::gt:
+      return a > b;
+    case ComparePredicate::ge:
+      return a >= b;
+    }
+    return 0;
+  };
+  return llvm::TypeSwitch<Operation *, absl::Status>(op)
+      .Case([&](ExpOp) { return unary(op, [](double x) { return std::exp(x); }); })
+      .Case([&](Exp2Op) { return unary(op, [](double x) { return std::exp2(x); }); })
+      .Case([&](LogOp) { return unary(op, [](double x) { return std::log(x); }); })
+      .Case([&](TanhOp) { return unary(op, [](double x) { return std::tanh(x); }); })
+      .Case([&](ErfOp) { return unary(op, [](double x) { return std::erf(x); }); })
+      .Case([&](SigmoidOp) { return unary(op, sigmoid); })
+      .Case([&](RsqrtOp) {
+        return unary(op, [](double x) { return 1.0 / std::sqrt(x); });
+      })
+      .Case([&](SqrtOp) { return unary(op, [](double x) { return std::sqrt(x); }); })
+      .Case([&](NegOp) { return unary(op, [](double x) { return -x; }); })
+      .Case([&](AbsOp) { return unary(op, [](double x) { return std::fabs(x); }); })
+      .Case([&](FloorOp) { return unary(op, [](double x) { return std::floor(x); }); })
+      .Case([&](CeilOp) { return unary(op, [](double x) { return std::ceil(x); }); })
+      .Case([&](SignOp) {
+        return unary(op, [](double x) {
+          return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+        });
+      })
+      .Case([&](NotOp) { return unary(op, [](double x) { return x == 0 ? 1.0 : 0.0; }); })
+      .Case([&](AddOp) { return binary(op, [](double a, double b) { return a + b; }); })
+      .Case([&](SubOp) { return binary(op, [](double a, double b) { return a - b; }); })
+      .Case([&](MulOp) { return binary(op, [](double a, double b) { return a * b; }); })
+      .Case([&](DivOp div) -> absl::Status {
+        if (isa<IntegerType>(getElementTypeOrSelf(div.getType()))) {
+          for (double v : get(div.getRhs()).data)
+            if (v == 0)
+              return error(op, "integer division by zero");
+          return binary(op, [](double a, double b) { return std::trunc(a / b); });
+        }
+        return binary(op, [](double a, double b) { return a / b; });
+      })
+      .Case([&](MaxOp) { return binary(op, nanAwareMax); })
+      .Case([&](MinOp) { return binary(op, nanAwareMin); })
+      .Case([&](PowOp) {
+        return binary(op, [](double a, double b) { return std::pow(a, b); });
+      })
+      .Case([&](AndOp) {
+        return binary(op, [](double a, double b) { return (a != 0 && b != 0) ? 1.0 : 0.0; });
+      })
+      .Case([&](OrOp) {
+        return binary(op, [](double a, double b) { return (a != 0 || b != 0) ? 1.0 : 0.0; });
+      })
+      .Case([&](CompareOp c) -> absl::Status {
+        auto out = make(op, c.getResult());
+        if (!out.ok())
+          return out.status();
+        const HostTensor &a = get(c.getLhs()), &b = get(c.getRhs());
+        for (int64_t i = 0; i < out->numElements(); ++i)
+          out->data[i] = cmp(c.getPredicate(), a.data[i], b.data[i]);
+        set(c.getResult(), std::move(*out));
+        return absl::OkStatus();
+      })
+      .Case([&](SelectOp s) -> absl::Status {
+        auto out = make(op, s.getResult());
+        if (!out.ok())
+          return out.status();
+        const HostTensor &c = get(s.getCondition()), &t = get(s.getOnTrue()),
+                         &f = get(s.getOnFalse());
+        for (int64_t i = 0; i < out->numElements(); ++i)
+          out->data[i] = c.data[i] != 0 ? t.data[i] : f.data[i];
+        set(s.getResult(), std::move(*out));
+        return absl::OkStatus();
+      })
+      .Case([&](ConstantOp c) { return execConstant(c); })
+      .Case([&](CastOp c) { return execCast(c); })
+      .Case([&](BroadcastOp b) { return execBroadcast(b); })
+      .Case([&](ReshapeOp r) -> absl::Status {
+        auto out = make(op, r.getResult());
+        if (!out.ok())
+          return out.status();
+        out->data = get(r.getInput()).data;
+        set(r.getResult(), std::move(*out));
+        return absl::OkStatus();
+      })
+      .Case([&](TransposeOp t) { return execTranspose(t); })
+      .Case([&](SliceOp s) { return execSlice(s); })
+      .Case([&](ConcatOp c) { return execConcat(c); })
+      .Case([&](GatherOp g) { return execGather(g); })
+      .Case([&](ReduceOp r) { return execReduce(r); })
+      .Case([&](MatmulOp m) { return execMatmul(m); })
+      .Case([&](AttentionOp a) { return execAttention(a); })
+      .Case([&](LayerNormOp l) {
+        return execNorm(op, true, l.getEpsilon().convertToDouble());
+      })
+      .Case([&](RMSNormOp r) {
+        return execNorm(op, false, r.getEpsilon().convertToDouble());
+      })
+      .Case([&](SoftmaxOp s) { return execSoftmax(s); })
+      .Case([&](GeluOp g) {
+        return unary(op, g.getTanh() ? +[](double x) {
+          return 0.5 * x *
+                 (1 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+        } : +[](double x) { return 0.5 * x * (1 + std::erf(x * M_SQRT1_2)); });
+      })
+      .Case([&](SiluOp) { return unary(op, [](double x) { return x * sigmoid(x); }); })
+      .Case([&](KernelOp k) { return execKernel(k); })
+      .Default([&](Operation *) {
+        return error(op, "the reference interpreter does not support this op");
+      });
+}
+
+absl::Status Interpreter::execConstant(ConstantOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return error(op, "only dense constants are supported");
+  Type e = dense.getElementType();
+  auto fill = [&](auto range, auto toDouble) {
+    if (dense.isSplat()) {
+      double v = toDouble(*range.begin());
+      std::fill(out->data.begin(), out->data.end(), v);
+      return;
+    }
+    int64_t i = 0;
+    for (auto v : range)
+      out->data[i++] = toDouble(v);
+  };
+  if (isa<FloatType>(e)) {
+    fill(dense.getValues<APFloat>(), [](APFloat v) {
+      bool lost;
+      v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+      return v.convertToDouble();
+    });
+  } else if (e.isSignlessInteger(1)) {
+    fill(dense.getValues<APInt>(),
+         [](const APInt &v) { return static_cast<double>(v.getZExtValue()); });
+  } else {
+    fill(dense.getValues<APInt>(),
+         [](const APInt &v) { return static_cast<double>(v.getSExtValue()); });
+  }
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execCast(CastOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &in = get(op.getInput());
+  bool floatToInt = isFloat(in.dtype) && !isFloat(out->dtype);
+  for (int64_t i = 0; i < out->numElements(); ++i)
+    out->data[i] = floatToInt ? saturateToInt(out->dtype, in.data[i]) : in.data[i];
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execBroadcast(BroadcastOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &in = get(op.getInput());
+  std::vector<int64_t> inStrides = stridesOf(in.shape);
+  ArrayRef<int64_t> dims = op.getDims();
+  forEachIndex(out->shape, [&](int64_t flat, const std::vector<int64_t> &o) {
+    int64_t src = 0;
+    for (size_t i = 0; i < dims.size(); ++i)
+      src += (in.shape[i] == 1 ? 0 : o[dims[i]]) * inStrides[i];
+    out->data[flat] = in.data[src];
+  });
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execTranspose(TransposeOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &in = get(op.getInput());
+  std::vector<int64_t> inStrides = stridesOf(in.shape);
+  ArrayRef<int64_t> perm = op.getPermutation();
+  forEachIndex(out->shape, [&](int64_t flat, const std::vector<int64_t> &o) {
+    int64_t src = 0;
+    for (size_t i = 0; i < perm.size(); ++i)
+      src += o[i] * inStrides[perm[i]];
+    out->data[flat] = in.data[src];
+  });
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execSlice(SliceOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &in = get(op.getInput());
+  std::vector<int64_t> inStrides = stridesOf(in.shape);
+  ArrayRef<int64_t> offsets = op.getOffsets(), strides = op.getStrides();
+  forEachIndex(out->shape, [&](int64_t flat, const std::vector<int64_t> &o) {
+    int64_t src = 0;
+    for (size_t i = 0; i < o.size(); ++i)
+      src += (offsets[i] + o[i] * strides[i]) * inStrides[i];
+    out->data[flat] = in.data[src];
+  });
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execConcat(ConcatOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  int64_t dim = op.getDim();
+  std::vector<int64_t> starts;
+  int64_t start = 0;
+  for (Value v : op.getInputs()) {
+    starts.push_back(start);
+    start += get(v).shape[dim];
+  }
+  forEachIndex(out->shape, [&](int64_t flat, const std::vector<int64_t> &o) {
+    size_t which = starts.size() - 1;
+    while (o[dim] < starts[which])
+      --which;
+    const HostTensor &in = get(op.getInputs()[which]);
+    std::vector<int64_t> idx = o;
+    idx[dim] -= starts[which];
+    out->data[flat] = in.data[ravel(idx, stridesOf(in.shape))];
+  });
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execGather(GatherOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &table = get(op.getTable());
+  const HostTensor &indices = get(op.getIndices());
+  int64_t axis = op.getAxis();
+  int64_t limit = table.shape[axis];
+  for (double v : indices.data)
+    if (v < -limit || v >= limit)
+      return error(op, absl::StrCat("index ", static_cast<int64_t>(v),
+                                    " is out of range [", -limit, ", ", limit,
+                                    ") of table dimension ", axis));
+  std::vector<int64_t> tStrides = stridesOf(table.shape);
+  std::vector<int64_t> iStrides = stridesOf(indices.shape);
+  size_t iRank = indices.shape.size();
+  forEachIndex(out->shape, [&](int64_t flat, const std::vector<int64_t> &o) {
+    std::vector<int64_t> ii(o.begin() + axis, o.begin() + axis + iRank);
+    int64_t index = static_cast<int64_t>(indices.data[ravel(ii, iStrides)]);
+    if (index < 0)
+      index += limit;
+    std::vector<int64_t> t(o.begin(), o.begin() + axis);
+    t.push_back(index);
+    t.insert(t.end(), o.begin() + axis + iRank, o.end());
+    out->data[flat] = table.data[ravel(t, tStrides)];
+  });
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execReduce(ReduceOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &in = get(op.getInput());
+  std::vector<bool> reduced(in.shape.size(), false);
+  int64_t count = 1;
+  for (int64_t d : op.getDims()) {
+    reduced[d] = true;
+    count *= in.shape[d];
+  }
+  ReduceKind kind = op.getKind();
+  double init = kind == ReduceKind::max   ? -std::numeric_limits<double>::infinity()
+                : kind == ReduceKind::min ? std::numeric_limits<double>::infinity()
+                                          : 0.0;
+  std::fill(out->data.begin(), out->data.end(), init);
+  std::vector<int64_t> outStrides = stridesOf(out->shape);
+  forEachIndex(in.shape, [&](int64_t flat, const std::vector<int64_t> &i) {
+    int64_t dst = 0, k = 0;
+    for (size_t d = 0; d < i.size(); ++d)
+      if (!reduced[d])
+        dst += i[d] * outStrides[k++];
+    double &acc = out->data[dst];
+    double v = in.data[flat];
+    switch (kind) {
+    case ReduceKind::sum:
+    case ReduceKind::mean:
+      acc += v;
+      break;
+    case ReduceKind::max:
+      acc = nanAwareMax(acc, v);
+      break;
+    case ReduceKind::min:
+      acc = nanAwareMin(acc, v);
+      break;
+    }
+  });
+  if (kind == ReduceKind::mean)
+    for (double &v : out->data)
+      v /= static_cast<double>(count);
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execMatmul(MatmulOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &a = get(op.getLhs()), &b = get(op.getRhs());
+  size_t ar = a.shape.size(), br = b.shape.size();
+  bool ta = op.getTransposeLhs(), tb = op.getTransposeRhs();
+  int64_t m = ta ? a.shape[ar - 1] : a.shape[ar - 2];
+  int64_t k = ta ? a.shape[ar - 2] : a.shape[ar - 1];
+  int64_t n = tb ? b.shape[br - 2] : b.shape[br - 1];
+  int64_t batch = elementCount(std::vector<int64_t>(a.shape.begin(), a.shape.end() - 2));
+  bool sharedRhs = br == 2 && ar > 2;
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    const double *pa = a.data.data() + bi * m * k;
+    const double *pb = b.data.data() + (sharedRhs ? 0 : bi * k * n);
+    double *pc = out->data.data() + bi * m * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t l = 0; l < k; ++l)
+          acc += (ta ? pa[l * m + i] : pa[i * k + l]) *
+                 (tb ? pb[j * k + l] : pb[l * n + j]);
+        pc[i * n + j] = acc;
+      }
+  }
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execAttention(AttentionOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &q = get(op.getQuery()), &k = get(op.getKey()),
+                   &v = get(op.getValue());
+  int64_t batch = q.shape[0], hq = q.shape[1], sq = q.shape[2], d = q.shape[3];
+  int64_t hkv = k.shape[1], skv = k.shape[2], dv = v.shape[3];
+  int64_t group = hq / hkv;
+  double scale = op.getScale().convertToDouble();
+  bool causal = op.getCausal();
+  std::vector<double> scores(static_cast<size_t>(skv));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < hq; ++h) {
+      int64_t kvh = h / group;
+      const double *pk = k.data.data() + (b * hkv + kvh) * skv * d;
+      const double *pv = v.data.data() + (b * hkv + kvh) * skv * dv;
+      for (int64_t i = 0; i < sq; ++i) {
+        const double *pq = q.data.data() + ((b * hq + h) * sq + i) * d;
+        double *po = out->data.data() + ((b * hq + h) * sq + i) * dv;
+        int64_t visible = causal ? std::clamp<int64_t>(i + skv - sq + 1, 0, skv) : skv;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < visible; ++j) {
+          double s = 0;
+          for (int64_t l = 0; l < d; ++l)
+            s += pq[l] * pk[j * d + l];
+          scores[j] = s * scale;
+          mx = std::max(mx, scores[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < visible; ++j)
+          sum += (scores[j] = std::exp(scores[j] - mx));
+        for (int64_t c = 0; c < dv; ++c) {
+          double acc = 0;
+          for (int64_t j = 0; j < visible; ++j)
+            acc += scores[j] * pv[j * dv + c];
+          // A row that sees no key (causal, more queries than keys) is zero.
+          po[c] = visible ? acc / sum : 0.0;
+        }
+      }
+    }
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execNorm(Operation *op, bool layerNorm, double eps) {
+  auto out = make(op, op->getResult(0));
+  if (!out.ok())
+    return out.status();
+  const HostTensor &x = get(op->getOperand(0));
+  const HostTensor &g = get(op->getOperand(1));
+  const HostTensor *bias = layerNorm ? &get(op->getOperand(2)) : nullptr;
+  int64_t n = x.shape.back();
+  int64_t rows = n ? x.numElements() / n : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double *px = x.data.data() + r * n;
+    double *py = out->data.data() + r * n;
+    double mean = 0;
+    if (layerNorm) {
+      for (int64_t i = 0; i < n; ++i)
+        mean += px[i];
+      mean /= n;
+    }
+    double sq = 0;
+    for (int64_t i = 0; i < n; ++i)
+      sq += (px[i] - mean) * (px[i] - mean);
+    double rstd = 1.0 / std::sqrt(sq / n + eps);
+    for (int64_t i = 0; i < n; ++i)
+      py[i] = (px[i] - mean) * rstd * g.data[i] + (bias ? bias->data[i] : 0.0);
+  }
+  set(op->getResult(0), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execSoftmax(SoftmaxOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &x = get(op.getInput());
+  int64_t dim = op.getDim();
+  int64_t len = x.shape[dim];
+  int64_t inner = 1;
+  for (size_t i = dim + 1; i < x.shape.size(); ++i)
+    inner *= x.shape[i];
+  int64_t outer = len * inner ? x.numElements() / (len * inner) : 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      auto at = [&](int64_t j) { return (o * len + j) * inner + in; };
+      double mx = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < len; ++j)
+        mx = nanAwareMax(mx, x.data[at(j)]);
+      double sum = 0;
+      for (int64_t j = 0; j < len; ++j)
+        sum += (out->data[at(j)] = std::exp(x.data[at(j)] - mx));
+      for (int64_t j = 0; j < len; ++j)
+        out->data[at(j)] /= sum;
+    }
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execKernel(KernelOp op) {
+  std::vector<HostTensor> args;
+  for (Value v : op.getInputs())
+    args.push_back(get(v));
+  Interpreter inner;
+  auto results = inner.runBlock(op.getBody().front(), args);
+  if (!results.ok())
+    return results.status();
+  for (auto [r, t] : llvm::zip(op.getResults(), *results))
+    set(r, std::move(t));
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::StatusOr<std::vector<HostTensor>>
+interpret(func::FuncOp func, absl::Span<const HostTensor> inputs) {
+  if (func.isExternal())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "function @", func.getSymName().str(), " has no body"));
+  auto argTypes = func.getArgumentTypes();
+  if (inputs.size() != argTypes.size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("function @", func.getSymName().str(), " takes ",
+                     argTypes.size(), " arguments, got ", inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto info = tensorTypeInfo(argTypes[i]);
+    if (!info.ok())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument #", i, ": ", info.status().message()));
+    if (info->first != inputs[i].dtype || info->second != inputs[i].shape)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument #", i, " expects ",
+          HostTensor(info->first, info->second).typeString(), ", got ",
+          inputs[i].typeString()));
+  }
+  Interpreter interp;
+  return interp.runBlock(func.getBody().front(), inputs);
+}
+
+absl::StatusOr<std::vector<HostTensor>> randomInputs(func::FuncOp func,
+                                                     uint64_t seed) {
+  std::vector<HostTensor> inputs;
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    auto info = tensorTypeInfo(arg.getType());
+    if (!info.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("argument #", i, ": ", info.status().message()));
+    int64_t lo = -8, hi = 8;
+    for (Operation *user : arg.getUsers())
+      if (auto gather = dyn_cast<GatherOp>(user))
+        if (gather.getIndices() == arg) {
+          lo = 0;
+          hi = gather.getTable().getType().getDimSize(gather.getAxis());
+        }
+    // Distinct seeds per argument, stable across runs.
+    inputs.push_back(randomTensor(info->first, info->second,
+                                  seed * 1000003 + i, lo, hi));
+  }
+  return inputs;
+}
+
+absl::StatusOr<func::FuncOp> findFunction(ModuleOp module,
+                                          absl::string_view name) {
+  if (!name.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(
+        llvm::StringRef(name.data(), name.size()));
+    if (!func)
+      return absl::NotFoundError(
+          absl::StrCat("no function named @", std::string(name)));
+    return func;
+  }
+  SmallVector<func::FuncOp> candidates;
+  std::string names;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    candidates.push_back(func);
+    absl::StrAppend(&names, names.empty() ? "" : ", ", "@",
+                    func.getSymName().str());
+  }
+  if (candidates.size() == 1)
+    return candidates.front();
+  if (candidates.empty())
+    return absl::InvalidArgumentError("the module has no public function");
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the module has several functions (", names,
+      "); choose one with --function"));
+}
+
+absl::StatusOr<std::vector<Comparison>>
+checkPipelinePreservesSemantics(ModuleOp module, absl::string_view pipeline,
+                                absl::string_view function, uint64_t seed) {
+  auto before = findFunction(module, function);
+  if (!before.ok())
+    return before.status();
+  auto inputs = randomInputs(*before, seed);
+  if (!inputs.ok())
+    return inputs.status();
+  auto expected = interpret(*before, *inputs);
+  if (!expected.ok())
+    return absl::Status(expected.status().code(),
+                        absl::StrCat("before the pipeline: ",
+                                     expected.status().message()));
+
+  OwningOpRef<ModuleOp> transformed(cast<ModuleOp>(module->clone()));
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  std::string errors;
+  llvm::raw_string_ostream errStream(errors);
+  if (failed(parsePassPipeline(llvm::StringRef(pipeline.data(), pipeline.size()),
+                               pm, errStream)))
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad pass pipeline '", std::string(pipeline), "': ", errors));
+  if (failed(pm.run(*transformed)))
+    return absl::InternalError(
+        absl::StrCat("the pipeline '", std::string(pipeline), "' failed"));
+  auto after = findFunction(*transformed, (*before).getSymName().str());
+  if (!after.ok())
+    return after.status();
+  auto actual = interpret(*after, *inputs);
+  if (!actual.ok())
+    return absl::Status(actual.status().code(),
+                        absl::StrCat("after the pipeline: ",
+                                     actual.status().message()));
+  if (actual->size() != expected->size())
+    return absl::InternalError("the pipeline changed the number of results");
+  std::vector<Comparison> comparisons;
+  for (size_t i = 0; i < expected->size(); ++i)
+    comparisons.push_back(compareTensors((*expected)[i], (*actual)[i],
+                                         toleranceFor((*expected)[i].dtype)));
+  return comparisons;
+}
+
+} // namespace fusec

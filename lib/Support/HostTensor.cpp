@@ -1,0 +1,478 @@
+//===- HostTensor.cpp - Tensors on the host, storage rounding ---*- C++ -*-===//
+
+#include "fusec/Support/HostTensor.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+
+namespace fusec {
+
+namespace {
+
+struct FloatFormat {
+  int precision;   // significand bits, the implicit one included
+  int minExponent; // exponent of the smallest normal number
+  double maxFinite;
+  bool saturate; // satfinite conversion: no infinities
+};
+
+FloatFormat formatOf(DType type) {
+  switch (type) {
+  case DType::F32:
+    return {24, -126, static_cast<double>(std::numeric_limits<float>::max()),
+            false};
+  case DType::F16:
+    return {11, -14, 65504.0, false};
+  case DType::BF16:
+    return {8, -126, std::ldexp(255.0, 120), false}; // (2 - 2^-7) * 2^127
+  case DType::F8E4M3FN:
+    return {4, -6, 448.0, true};
+  case DType::F8E5M2:
+    return {3, -14, 57344.0, true};
+  default:
+    return {53, -1022, std::numeric_limits<double>::max(), false};
+  }
+}
+
+double roundFloat(const FloatFormat &f, double x) {
+  if (std::isnan(x))
+    return x;
+  if (std::isinf(x))
+    return f.saturate ? std::copysign(f.maxFinite, x) : x;
+  if (x == 0)
+    return x;
+  int e;
+  std::frexp(x, &e); // |x| = m * 2^e, m in [0.5, 1)
+  int exponent = std::max(e - 1, f.minExponent);
+  double quantum = std::ldexp(1.0, exponent - (f.precision - 1));
+  // x / quantum is exact (a power-of-two scaling); nearbyint rounds to
+  // nearest even in the default rounding mode.
+  double r = std::nearbyint(x / quantum) * quantum;
+  if (std::fabs(r) > f.maxFinite)
+    return f.saturate ? std::copysign(f.maxFinite, x)
+                      : std::copysign(std::numeric_limits<double>::infinity(), x);
+  if (r == 0)
+    return std::copysign(0.0, x);
+  return r;
+}
+
+double wrapInt(double x, int bits) {
+  if (std::isnan(x))
+    return 0;
+  double t = std::trunc(x);
+  if (bits == 64) {
+    if (t >= 0x1p63 || t < -0x1p63)
+      t = std::fmod(t, 0x1p64);
+    if (t >= 0x1p63)
+      t -= 0x1p64;
+    else if (t < -0x1p63)
+      t += 0x1p64;
+    return t;
+  }
+  double m = std::fmod(t, 0x1p32);
+  if (m >= 0x1p31)
+    m -= 0x1p32;
+  else if (m < -0x1p31)
+    m += 0x1p32;
+  return m;
+}
+
+} // namespace
+
+const char *dtypeName(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F8E4M3FN:
+    return "f8E4M3FN";
+  case DType::F8E5M2:
+    return "f8E5M2";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  case DType::I1:
+    return "i1";
+  }
+  return "?";
+}
+
+std::optional<DType> parseDType(absl::string_view name) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F8E4M3FN,
+                  DType::F8E5M2, DType::I32, DType::I64, DType::I1})
+    if (name == dtypeName(t))
+      return t;
+  return std::nullopt;
+}
+
+int64_t dtypeBytes(DType type) {
+  switch (type) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::I64:
+    return 8;
+  default:
+    return 1;
+  }
+}
+
+bool isFloat(DType type) {
+  return type == DType::F32 || type == DType::F16 || type == DType::BF16 ||
+         type == DType::F8E4M3FN || type == DType::F8E5M2;
+}
+
+double roundTo(DType type, double value) {
+  switch (type) {
+  case DType::I32:
+    return wrapInt(value, 32);
+  case DType::I64:
+    return wrapInt(value, 64);
+  case DType::I1:
+    return value != 0 ? 1.0 : 0.0;
+  default:
+    return roundFloat(formatOf(type), value);
+  }
+}
+
+double saturateToInt(DType type, double value) {
+  if (std::isnan(value))
+    return 0;
+  double t = std::trunc(value);
+  switch (type) {
+  case DType::I32:
+    return std::clamp(t, -0x1p31, 0x1p31 - 1);
+  case DType::I64:
+    return std::clamp(t, -0x1p63, 0x1p63);
+  case DType::I1:
+    return t != 0 ? 1.0 : 0.0;
+  default:
+    return roundTo(type, value);
+  }
+}
+
+Tolerance toleranceFor(DType type) {
+  switch (type) {
+  case DType::F32:
+    return {2e-5, 1e-5};
+  case DType::F16:
+    return {2e-3, 1e-4};
+  case DType::BF16:
+    return {1.6e-2, 1e-3};
+  case DType::F8E4M3FN:
+    return {0.13, 2e-2};
+  case DType::F8E5M2:
+    return {0.26, 2e-2};
+  default:
+    return {0, 0};
+  }
+}
+
+int64_t elementCount(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
+    : dtype(dtype), shape(std::move(shape)),
+      data(static_cast<size_t>(elementCount(this->shape)), 0.0) {}
+
+void HostTensor::roundInPlace() {
+  for (double &v : data)
+    v = roundTo(dtype, v);
+}
+
+std::string HostTensor::typeString() const {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    absl::StrAppend(&s, d, "x");
+  return absl::StrCat(s, dtypeName(dtype), ">");
+}
+
+HostTensor randomTensor(DType dtype, std::vector<int64_t> shape, uint64_t seed,
+                        int64_t intLo, int64_t intHi) {
+  HostTensor t(dtype, std::move(shape));
+  std::mt19937_64 rng(seed);
+  if (isFloat(dtype)) {
+    std::uniform_real_distribution<double> dist(-2.0, 2.0);
+    for (double &v : t.data)
+      v = dist(rng);
+  } else if (dtype == DType::I1) {
+    for (double &v : t.data)
+      v = static_cast<double>(rng() & 1);
+  } else {
+    std::uniform_int_distribution<int64_t> dist(intLo, std::max(intLo, intHi - 1));
+    for (double &v : t.data)
+      v = static_cast<double>(dist(rng));
+  }
+  t.roundInPlace();
+  return t;
+}
+
+Comparison compareTensors(const HostTensor &expected, const HostTensor &actual,
+                          Tolerance tol) {
+  Comparison c;
+  if (expected.shape != actual.shape || expected.dtype != actual.dtype) {
+    c.ok = false;
+    c.message = absl::StrCat("type mismatch: expected ", expected.typeString(),
+                             ", got ", actual.typeString());
+    return c;
+  }
+  double errSq = 0, refSq = 0;
+  for (int64_t i = 0; i < expected.numElements(); ++i) {
+    double e = expected.data[i], a = actual.data[i];
+    bool match;
+    if (std::isnan(e) || std::isnan(a)) {
+      match = std::isnan(e) && std::isnan(a);
+    } else if (std::isinf(e) || std::isinf(a)) {
+      match = e == a;
+    } else {
+      double err = std::fabs(a - e);
+      match = err <= tol.atol + tol.rtol * std::fabs(e);
+      c.maxAbsError = std::max(c.maxAbsError, err);
+      if (e != 0)
+        c.maxRelError = std::max(c.maxRelError, err / std::fabs(e));
+      errSq += err * err;
+      refSq += e * e;
+    }
+    if (!match) {
+      if (c.mismatches == 0) {
+        c.firstMismatch = i;
+        c.message = absl::StrFormat("element %d: expected %.9g, got %.9g", i,
+                                    e, a);
+      }
+      ++c.mismatches;
+    }
+  }
+  c.relL2 = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  c.ok = c.mismatches == 0;
+  if (!c.ok)
+    c.message = absl::StrCat(c.mismatches, " of ", expected.numElements(),
+                             " elements differ (rtol ", tol.rtol, ", atol ",
+                             tol.atol, "); first: ", c.message);
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// .npy
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v;
+  if (exp == 0)
+    v = std::ldexp(static_cast<double>(mant), -24);
+  else if (exp == 31)
+    v = mant ? std::numeric_limits<double>::quiet_NaN()
+             : std::numeric_limits<double>::infinity();
+  else
+    v = std::ldexp(static_cast<double>(mant | 0x400), static_cast<int>(exp) - 25);
+  return static_cast<float>(sign ? -v : v);
+}
+
+uint16_t floatToHalf(double v) {
+  // v is already on the f16 grid.
+  uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  double a = std::fabs(v);
+  if (std::isnan(v))
+    return 0x7e00;
+  if (std::isinf(a))
+    return sign | 0x7c00;
+  if (a < 0x1p-14)
+    return sign | static_cast<uint16_t>(std::nearbyint(a * 0x1p24));
+  int e;
+  double m = std::frexp(a, &e); // a = m * 2^e, m in [0.5,1)
+  uint16_t exp = static_cast<uint16_t>(e - 1 + 15);
+  uint16_t mant = static_cast<uint16_t>(std::nearbyint((m * 2 - 1) * 1024));
+  return sign | static_cast<uint16_t>(exp << 10) | mant;
+}
+
+} // namespace
+
+absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  char magic[6];
+  if (!in.read(magic, 6) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a .npy file"));
+  unsigned char ver[2];
+  in.read(reinterpret_cast<char *>(ver), 2);
+  uint32_t headerLen = 0;
+  if (ver[0] == 1) {
+    unsigned char b[2];
+    in.read(reinterpret_cast<char *>(b), 2);
+    headerLen = b[0] | (b[1] << 8);
+  } else {
+    unsigned char b[4];
+    in.read(reinterpret_cast<char *>(b), 4);
+    headerLen = b[0] | (b[1] << 8) | (b[2] << 16) | (uint32_t(b[3]) << 24);
+  }
+  if (!in || headerLen > (1u << 20))
+    return absl::InvalidArgumentError(absl::StrCat(path, ": truncated header"));
+  std::string header(headerLen, '\0');
+  if (!in.read(header.data(), headerLen))
+    return absl::InvalidArgumentError(absl::StrCat(path, ": truncated header"));
+
+  auto field = [&](const std::string &key) -> std::string {
+    size_t k = header.find("'" + key + "'");
+    if (k == std::string::npos)
+      return "";
+    size_t colon = header.find(':', k);
+    return colon == std::string::npos ? "" : header.substr(colon + 1);
+  };
+  std::string descrField = field("descr");
+  size_t q1 = descrField.find('\''), q2 = descrField.find('\'', q1 + 1);
+  if (q1 == std::string::npos || q2 == std::string::npos)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no dtype in header"));
+  std::string descr = descrField.substr(q1 + 1, q2 - q1 - 1);
+  if (field("fortran_order").find("True") == 0 ||
+      field("fortran_order").find(" True") == 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": Fortran-order arrays are not supported"));
+  std::string shapeField = field("shape");
+  size_t p1 = shapeField.find('('), p2 = shapeField.find(')');
+  if (p1 == std::string::npos || p2 == std::string::npos)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no shape in header"));
+  std::vector<int64_t> shape;
+  std::stringstream ss(shapeField.substr(p1 + 1, p2 - p1 - 1));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.find_first_not_of(" ") == std::string::npos)
+      continue;
+    shape.push_back(std::stoll(item));
+  }
+
+  HostTensor t(dtype, shape);
+  int64_t n = t.numElements();
+  auto readAll = [&](auto tag) -> absl::Status {
+    using T = decltype(tag);
+    std::vector<T> buf(static_cast<size_t>(n));
+    if (!in.read(reinterpret_cast<char *>(buf.data()), n * sizeof(T)))
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": truncated data, expected ", n, " elements of ", descr));
+    for (int64_t i = 0; i < n; ++i)
+      t.data[i] = static_cast<double>(buf[i]);
+    return absl::OkStatus();
+  };
+  absl::Status st;
+  if (descr == "<f8")
+    st = readAll(double{});
+  else if (descr == "<f4")
+    st = readAll(float{});
+  else if (descr == "<i4")
+    st = readAll(int32_t{});
+  else if (descr == "<i8")
+    st = readAll(int64_t{});
+  else if (descr == "|b1" || descr == "|u1")
+    st = readAll(uint8_t{});
+  else if (descr == "<f2") {
+    std::vector<uint16_t> buf(static_cast<size_t>(n));
+    if (!in.read(reinterpret_cast<char *>(buf.data()), n * 2))
+      return absl::InvalidArgumentError(absl::StrCat(path, ": truncated data"));
+    for (int64_t i = 0; i < n; ++i)
+      t.data[i] = halfToFloat(buf[i]);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": unsupported .npy dtype '", descr,
+                     "', expected <f8, <f4, <f2, <i4, <i8 or |b1"));
+  }
+  if (!st.ok())
+    return st;
+  t.roundInPlace();
+  return t;
+}
+
+absl::Status writeNpy(const std::string &path, const HostTensor &t) {
+  std::string descr;
+  switch (t.dtype) {
+  case DType::F16:
+    descr = "<f2";
+    break;
+  case DType::I32:
+    descr = "<i4";
+    break;
+  case DType::I64:
+    descr = "<i8";
+    break;
+  case DType::I1:
+    descr = "|b1";
+    break;
+  default:
+    descr = "<f4";
+  }
+  std::string shape = "(";
+  for (int64_t d : t.shape)
+    absl::StrAppend(&shape, d, ", ");
+  if (t.shape.size() > 1)
+    shape.resize(shape.size() - 2);
+  else if (t.shape.size() == 1)
+    shape.resize(shape.size() - 1);
+  shape += ")";
+  std::string header = absl::StrCat("{'descr': '", descr,
+                                    "', 'fortran_order': False, 'shape': ",
+                                    shape, ", }");
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  out.write("\x93NUMPY\x01\x00", 8);
+  uint16_t len = static_cast<uint16_t>(header.size());
+  char lenBytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  out.write(lenBytes, 2);
+  out.write(header.data(), header.size());
+  auto writeAll = [&](auto tag) {
+    using T = decltype(tag);
+    std::vector<T> buf(t.data.size());
+    for (size_t i = 0; i < buf.size(); ++i)
+      buf[i] = static_cast<T>(t.data[i]);
+    out.write(reinterpret_cast<const char *>(buf.data()), buf.size() * sizeof(T));
+  };
+  switch (t.dtype) {
+  case DType::F16: {
+    std::vector<uint16_t> buf(t.data.size());
+    for (size_t i = 0; i < buf.size(); ++i)
+      buf[i] = floatToHalf(t.data[i]);
+    out.write(reinterpret_cast<const char *>(buf.data()), buf.size() * 2);
+    break;
+  }
+  case DType::I32:
+    writeAll(int32_t{});
+    break;
+  case DType::I64:
+    writeAll(int64_t{});
+    break;
+  case DType::I1:
+    writeAll(uint8_t{});
+    break;
+  default:
+    writeAll(float{});
+  }
+  if (!out)
+    return absl::DataLossError(absl::StrCat("short write to ", path));
+  return absl::OkStatus();
+}
+
+} // namespace fusec

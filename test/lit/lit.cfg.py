@@ -1,0 +1,22 @@
+# -*- Python -*-
+# lit configuration for fusec: FileCheck tests of fusec-opt and fusec-run.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "fusec"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.fusec_obj_root, "test", "lit")
+
+config.substitutions.append(("%fusec_src", config.fusec_src_root))
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(
+    ["fusec-opt", "fusec-run"], [config.fusec_tools_dir])
