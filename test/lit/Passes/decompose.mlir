@@ -1,0 +1,121 @@
+// RUN: fusec-opt %s -split-input-file --fusec-decompose | FileCheck %s
+// The decomposed graphs compute what the composites did, on random inputs:
+// RUN: fusec-run --verify-pipeline=fusec-decompose --trials=3 %S/Inputs/composites.mlir | FileCheck %s --check-prefix=SAME
+
+// SAME-NOT: MISMATCH
+// SAME: PASS: fusec-decompose keeps the graph's meaning
+
+// CHECK-LABEL: func.func @layer_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[G:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK: %[[MEAN:.*]] = fusec.reduce mean %[[X]] dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+// CHECK: %[[MEANB:.*]] = fusec.broadcast %[[MEAN]] dims [0] : tensor<4xf32> -> tensor<4x8xf32>
+// CHECK: %[[C:.*]] = fusec.sub %[[X]], %[[MEANB]]
+// CHECK: %[[SQ:.*]] = fusec.mul %[[C]], %[[C]]
+// CHECK: %[[VAR:.*]] = fusec.reduce mean %[[SQ]] dims [1]
+// CHECK: %[[EPS:.*]] = fusec.constant dense<1.000000e-03> : tensor<4xf32>
+// CHECK: %[[VE:.*]] = fusec.add %[[VAR]], %[[EPS]]
+// CHECK: %[[RSTD:.*]] = fusec.rsqrt %[[VE]]
+// CHECK: %[[RB:.*]] = fusec.broadcast %[[RSTD]] dims [0]
+// CHECK: %[[N:.*]] = fusec.mul %[[C]], %[[RB]]
+// CHECK: %[[GB:.*]] = fusec.broadcast %[[G]] dims [1] : tensor<8xf32> -> tensor<4x8xf32>
+// CHECK: %[[S:.*]] = fusec.mul %[[N]], %[[GB]]
+// CHECK: %[[BB:.*]] = fusec.broadcast %[[B]] dims [1]
+// CHECK: %[[Y:.*]] = fusec.add %[[S]], %[[BB]]
+// CHECK: return %[[Y]]
+// CHECK-NOT: fusec.layer_norm
+func.func @layer_norm(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = fusec.layer_norm %x, %g, %b {epsilon = 1.0e-3 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Narrow inputs are computed in f32 and rounded once, at the output.
+// CHECK-LABEL: func.func @rms_norm_bf16
+// CHECK: %[[X:.*]] = fusec.cast %{{.*}} : tensor<2x16xbf16> to tensor<2x16xf32>
+// CHECK: %[[SQ:.*]] = fusec.mul %[[X]], %[[X]] : tensor<2x16xf32>
+// CHECK: %[[MS:.*]] = fusec.reduce mean %[[SQ]] dims [1]
+// CHECK: %[[E:.*]] = fusec.add %[[MS]], %{{.*}} : tensor<2xf32>
+// CHECK: %[[R:.*]] = fusec.rsqrt %[[E]]
+// CHECK: %[[RB:.*]] = fusec.broadcast %[[R]] dims [0]
+// CHECK: %[[N:.*]] = fusec.mul %[[X]], %[[RB]]
+// CHECK: %[[G:.*]] = fusec.cast %{{.*}} : tensor<16xbf16> to tensor<16xf32>
+// CHECK: %[[GB:.*]] = fusec.broadcast %[[G]] dims [1]
+// CHECK: %[[Y:.*]] = fusec.mul %[[N]], %[[GB]]
+// CHECK: %[[OUT:.*]] = fusec.cast %[[Y]] : tensor<2x16xf32> to tensor<2x16xbf16>
+// CHECK: return %[[OUT]]
+func.func @rms_norm_bf16(%x: tensor<2x16xbf16>, %g: tensor<16xbf16>) -> tensor<2x16xbf16> {
+  %0 = fusec.rms_norm %x, %g : (tensor<2x16xbf16>, tensor<16xbf16>) -> tensor<2x16xbf16>
+  return %0 : tensor<2x16xbf16>
+}
+
+// -----
+
+// Softmax subtracts the row maximum before exp.
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME: (%[[X:.*]]: tensor<3x5x7xf32>)
+// CHECK: %[[M:.*]] = fusec.reduce max %[[X]] dims [1] : tensor<3x5x7xf32> -> tensor<3x7xf32>
+// CHECK: %[[MB:.*]] = fusec.broadcast %[[M]] dims [0, 2] : tensor<3x7xf32> -> tensor<3x5x7xf32>
+// CHECK: %[[D:.*]] = fusec.sub %[[X]], %[[MB]]
+// CHECK: %[[E:.*]] = fusec.exp %[[D]]
+// CHECK: %[[S:.*]] = fusec.reduce sum %[[E]] dims [1]
+// CHECK: %[[SB:.*]] = fusec.broadcast %[[S]] dims [0, 2]
+// CHECK: %[[Y:.*]] = fusec.div %[[E]], %[[SB]]
+// CHECK: return %[[Y]]
+func.func @softmax(%x: tensor<3x5x7xf32>) -> tensor<3x5x7xf32> {
+  %0 = fusec.softmax %x dim 1 : tensor<3x5x7xf32>
+  return %0 : tensor<3x5x7xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gelu_erf
+// CHECK: %[[K:.*]] = fusec.constant dense<0.707106769> : tensor<64xf32>
+// CHECK: %[[S:.*]] = fusec.mul %[[X:.*]], %[[K]]
+// CHECK: %[[E:.*]] = fusec.erf %[[S]]
+// CHECK-DAG: %[[ONE:.*]] = fusec.constant dense<1.000000e+00>
+// CHECK-DAG: %[[P:.*]] = fusec.add %[[E]], %[[ONE]]
+// CHECK-DAG: %[[HALF:.*]] = fusec.constant dense<5.000000e-01>
+// CHECK-DAG: %[[HX:.*]] = fusec.mul %[[X]], %[[HALF]]
+// CHECK: fusec.mul %[[HX]], %[[P]]
+// CHECK-NOT: fusec.tanh
+func.func @gelu_erf(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = fusec.gelu %x : tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gelu_tanh
+// CHECK: fusec.constant dense<4.471500e-02>
+// CHECK: fusec.constant dense<0.797884583>
+// CHECK: fusec.tanh
+// CHECK-NOT: fusec.erf
+func.func @gelu_tanh(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = fusec.gelu %x {tanh} : tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @silu
+// CHECK-SAME: (%[[X:.*]]: tensor<64xf16>)
+// CHECK: %[[XF:.*]] = fusec.cast %[[X]] : tensor<64xf16> to tensor<64xf32>
+// CHECK: %[[S:.*]] = fusec.sigmoid %[[XF]]
+// CHECK: %[[Y:.*]] = fusec.mul %[[XF]], %[[S]]
+// CHECK: fusec.cast %[[Y]] : tensor<64xf32> to tensor<64xf16>
+func.func @silu(%x: tensor<64xf16>) -> tensor<64xf16> {
+  %0 = fusec.silu %x : tensor<64xf16>
+  return %0 : tensor<64xf16>
+}
+
+// -----
+
+// Primitives are left alone.
+// CHECK-LABEL: func.func @primitives
+// CHECK-NEXT: fusec.add
+// CHECK-NEXT: return
+func.func @primitives(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = fusec.add %x, %x : tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
