@@ -627,7 +627,7 @@ absl::Status Interpreter::execSoftmax(SoftmaxOp op) {
   int64_t inner = 1;
   for (size_t i = dim + 1; i < x.shape.size(); ++i)
     inner *= x.shape[i];
-  int64_t outer = len * inner ? x.numElements() / (len * inner) : 0;
+  int64_t outer = (len * inner) != 0 ? x.numElements() / (len * inner) : 0;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
       auto at = [&](int64_t j) { return (o * len + j) * inner + in; };
