@@ -271,42 +271,158 @@ Comparison compareTensors(const HostTensor &expected, const HostTensor &actual,
 }
 
 //===----------------------------------------------------------------------===//
-// .npy
+// Bit patterns
 //===----------------------------------------------------------------------===//
 
 namespace {
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<double>(mant), -24);
-  else if (exp == 31)
-    v = mant ? std::numeric_limits<double>::quiet_NaN()
-             : std::numeric_limits<double>::infinity();
-  else
-    v = std::ldexp(static_cast<double>(mant | 0x400), static_cast<int>(exp) - 25);
-  return static_cast<float>(sign ? -v : v);
-}
+struct Encoding {
+  int expBits, mantBits, bias;
+  bool ieeeSpecials; // all-ones exponent means inf/NaN (not for e4m3fn)
+};
 
-uint16_t floatToHalf(double v) {
-  // v is already on the f16 grid.
-  uint16_t sign = std::signbit(v) ? 0x8000 : 0;
-  double a = std::fabs(v);
-  if (std::isnan(v))
-    return 0x7e00;
-  if (std::isinf(a))
-    return sign | 0x7c00;
-  if (a < 0x1p-14)
-    return sign | static_cast<uint16_t>(std::nearbyint(a * 0x1p24));
-  int e;
-  double m = std::frexp(a, &e); // a = m * 2^e, m in [0.5,1)
-  uint16_t exp = static_cast<uint16_t>(e - 1 + 15);
-  uint16_t mant = static_cast<uint16_t>(std::nearbyint((m * 2 - 1) * 1024));
-  return sign | static_cast<uint16_t>(exp << 10) | mant;
+Encoding encodingOf(DType type) {
+  switch (type) {
+  case DType::F16:
+    return {5, 10, 15, true};
+  case DType::BF16:
+    return {8, 7, 127, true};
+  case DType::F8E4M3FN:
+    return {4, 3, 7, false};
+  case DType::F8E5M2:
+    return {5, 2, 15, true};
+  default:
+    return {8, 23, 127, true};
+  }
 }
 
 } // namespace
+
+uint32_t encodeFloat(DType type, double v) {
+  if (type == DType::F32) {
+    float f = static_cast<float>(v);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    return bits;
+  }
+  Encoding e = encodingOf(type);
+  uint32_t sign = std::signbit(v) ? 1u << (e.expBits + e.mantBits) : 0;
+  uint32_t expOnes = (1u << e.expBits) - 1, mantOnes = (1u << e.mantBits) - 1;
+  if (std::isnan(v))
+    return (expOnes << e.mantBits) | (e.ieeeSpecials ? 1u << (e.mantBits - 1) : mantOnes);
+  double a = std::fabs(v);
+  if (std::isinf(a)) {
+    if (e.ieeeSpecials)
+      return sign | (expOnes << e.mantBits);
+    a = formatOf(type).maxFinite;
+  }
+  if (a == 0)
+    return sign;
+  int exp;
+  std::frexp(a, &exp);
+  int unbiased = exp - 1;
+  if (unbiased >= 1 - e.bias) {
+    uint32_t mant = static_cast<uint32_t>(
+        std::nearbyint((std::ldexp(a, -unbiased) - 1.0) * (1u << e.mantBits)));
+    return sign | (static_cast<uint32_t>(unbiased + e.bias) << e.mantBits) | mant;
+  }
+  return sign | static_cast<uint32_t>(
+                    std::nearbyint(std::ldexp(a, e.bias - 1 + e.mantBits)));
+}
+
+double decodeFloat(DType type, uint32_t bits) {
+  if (type == DType::F32) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  Encoding e = encodingOf(type);
+  uint32_t expOnes = (1u << e.expBits) - 1, mantOnes = (1u << e.mantBits) - 1;
+  bool negative = (bits >> (e.expBits + e.mantBits)) & 1;
+  uint32_t exp = (bits >> e.mantBits) & expOnes, mant = bits & mantOnes;
+  double v;
+  if (e.ieeeSpecials && exp == expOnes)
+    v = mant ? std::numeric_limits<double>::quiet_NaN()
+             : std::numeric_limits<double>::infinity();
+  else if (!e.ieeeSpecials && exp == expOnes && mant == mantOnes)
+    v = std::numeric_limits<double>::quiet_NaN();
+  else if (exp == 0)
+    v = std::ldexp(static_cast<double>(mant), 1 - e.bias - e.mantBits);
+  else
+    v = std::ldexp(1.0 + std::ldexp(static_cast<double>(mant), -e.mantBits),
+                   static_cast<int>(exp) - e.bias);
+  return negative ? -v : v;
+}
+
+std::string toDeviceBytes(const HostTensor &t) {
+  int64_t width = dtypeBytes(t.dtype);
+  std::string bytes(static_cast<size_t>(t.numElements() * width), '\0');
+  char *out = bytes.data();
+  for (int64_t i = 0; i < t.numElements(); ++i, out += width) {
+    double v = t.data[i];
+    switch (t.dtype) {
+    case DType::I32: {
+      int32_t x = static_cast<int32_t>(v);
+      std::memcpy(out, &x, 4);
+      break;
+    }
+    case DType::I64: {
+      int64_t x = static_cast<int64_t>(v);
+      std::memcpy(out, &x, 8);
+      break;
+    }
+    case DType::I1:
+      *out = v != 0 ? 1 : 0;
+      break;
+    default: {
+      uint32_t x = encodeFloat(t.dtype, v);
+      std::memcpy(out, &x, width); // little-endian: the low bytes
+    }
+    }
+  }
+  return bytes;
+}
+
+absl::StatusOr<HostTensor> fromDeviceBytes(DType dtype,
+                                           std::vector<int64_t> shape,
+                                           absl::string_view bytes) {
+  HostTensor t(dtype, std::move(shape));
+  int64_t width = dtypeBytes(dtype);
+  if (static_cast<int64_t>(bytes.size()) != t.numElements() * width)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected ", t.numElements() * width, " bytes for ", t.typeString(),
+        ", got ", bytes.size()));
+  const char *in = bytes.data();
+  for (int64_t i = 0; i < t.numElements(); ++i, in += width) {
+    switch (dtype) {
+    case DType::I32: {
+      int32_t x;
+      std::memcpy(&x, in, 4);
+      t.data[i] = x;
+      break;
+    }
+    case DType::I64: {
+      int64_t x;
+      std::memcpy(&x, in, 8);
+      t.data[i] = static_cast<double>(x);
+      break;
+    }
+    case DType::I1:
+      t.data[i] = *in ? 1.0 : 0.0;
+      break;
+    default: {
+      uint32_t x = 0;
+      std::memcpy(&x, in, width);
+      t.data[i] = decodeFloat(dtype, x);
+    }
+    }
+  }
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// .npy
+//===----------------------------------------------------------------------===//
 
 absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype) {
   std::ifstream in(path, std::ios::binary);
@@ -390,7 +506,7 @@ absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype) {
     if (!in.read(reinterpret_cast<char *>(buf.data()), n * 2))
       return absl::InvalidArgumentError(absl::StrCat(path, ": truncated data"));
     for (int64_t i = 0; i < n; ++i)
-      t.data[i] = halfToFloat(buf[i]);
+      t.data[i] = decodeFloat(DType::F16, buf[i]);
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": unsupported .npy dtype '", descr,
@@ -454,7 +570,7 @@ absl::Status writeNpy(const std::string &path, const HostTensor &t) {
   case DType::F16: {
     std::vector<uint16_t> buf(t.data.size());
     for (size_t i = 0; i < buf.size(); ++i)
-      buf[i] = floatToHalf(t.data[i]);
+      buf[i] = static_cast<uint16_t>(encodeFloat(DType::F16, t.data[i]));
     out.write(reinterpret_cast<const char *>(buf.data()), buf.size() * 2);
     break;
   }

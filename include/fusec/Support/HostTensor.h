@@ -93,6 +93,18 @@ struct Comparison {
 Comparison compareTensors(const HostTensor &expected, const HostTensor &actual,
                           Tolerance tol);
 
+/// The tensor's elements in device layout: little-endian, row-major, each
+/// element in its storage format (bf16, f16, fp8 bit patterns; i1 as a byte).
+std::string toDeviceBytes(const HostTensor &tensor);
+/// The inverse of toDeviceBytes; an error if `bytes` has the wrong size.
+absl::StatusOr<HostTensor> fromDeviceBytes(DType dtype,
+                                           std::vector<int64_t> shape,
+                                           absl::string_view bytes);
+/// Encodes a value already on `type`'s grid as its bit pattern (low bits of
+/// the result), and decodes it back. Floats only.
+uint32_t encodeFloat(DType type, double value);
+double decodeFloat(DType type, uint32_t bits);
+
 /// Reads a NumPy `.npy` file (f64, f32, f16, i32, i64, bool; C order) and
 /// rounds its values to `dtype`.
 absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype);

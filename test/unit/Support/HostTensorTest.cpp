@@ -196,3 +196,55 @@ TEST(Npy, RejectsBadFiles) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(DeviceBytes, KnownBitPatterns) {
+  EXPECT_EQ(encodeFloat(DType::BF16, 1.0), 0x3f80u);
+  EXPECT_EQ(encodeFloat(DType::BF16, -2.0), 0xc000u);
+  EXPECT_EQ(encodeFloat(DType::F16, 1.0), 0x3c00u);
+  EXPECT_EQ(encodeFloat(DType::F16, 65504.0), 0x7bffu);
+  EXPECT_EQ(encodeFloat(DType::F16, 0x1p-24), 0x0001u);
+  EXPECT_EQ(encodeFloat(DType::F16, -std::numeric_limits<double>::infinity()), 0xfc00u);
+  EXPECT_EQ(encodeFloat(DType::F8E4M3FN, 448.0), 0x7eu);
+  EXPECT_EQ(encodeFloat(DType::F8E4M3FN, 1.0), 0x38u);
+  EXPECT_EQ(encodeFloat(DType::F8E4M3FN, 0x1p-9), 0x01u);
+  EXPECT_EQ(encodeFloat(DType::F8E4M3FN, NAN), 0x7fu);
+  EXPECT_EQ(encodeFloat(DType::F8E5M2, 57344.0), 0x7bu);
+  EXPECT_EQ(encodeFloat(DType::F8E5M2, -1.0), 0xbcu);
+  EXPECT_TRUE(std::isnan(decodeFloat(DType::F8E4M3FN, 0xff)));
+  EXPECT_EQ(decodeFloat(DType::F8E4M3FN, 0xfe), -448.0);
+}
+
+TEST(DeviceBytes, RoundTripEveryValueOfNarrowTypes) {
+  // Every bit pattern of the 8- and 16-bit formats decodes to a value on the
+  // grid that encodes back to the same bits (NaNs aside).
+  for (DType t : {DType::F8E4M3FN, DType::F8E5M2, DType::F16, DType::BF16}) {
+    uint32_t count = dtypeBytes(t) == 1 ? 256 : 65536;
+    for (uint32_t bits = 0; bits < count; ++bits) {
+      double v = decodeFloat(t, bits);
+      if (std::isnan(v))
+        continue;
+      // Conversions to fp8 saturate (satfinite), so an E5M2 infinity is not
+      // a fixed point of roundTo; it still encodes to its own bits.
+      if (!std::isinf(v))
+        ASSERT_EQ(roundTo(t, v), v) << dtypeName(t) << " bits " << bits;
+      ASSERT_EQ(encodeFloat(t, v), bits) << dtypeName(t) << " bits " << bits;
+    }
+  }
+}
+
+TEST(DeviceBytes, TensorsRoundTrip) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F8E4M3FN,
+                  DType::F8E5M2, DType::I32, DType::I64, DType::I1}) {
+    HostTensor a = randomTensor(t, {7, 3}, 3);
+    std::string bytes = toDeviceBytes(a);
+    EXPECT_EQ(static_cast<int64_t>(bytes.size()), 21 * dtypeBytes(t));
+    auto b = fromDeviceBytes(t, {7, 3}, bytes);
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(b->data, a.data) << dtypeName(t);
+  }
+  EXPECT_FALSE(fromDeviceBytes(DType::F32, {2}, "abc").ok());
+}
+
+} // namespace
