@@ -227,8 +227,9 @@ TEST(DeviceBytes, RoundTripEveryValueOfNarrowTypes) {
         continue;
       // Conversions to fp8 saturate (satfinite), so an E5M2 infinity is not
       // a fixed point of roundTo; it still encodes to its own bits.
-      if (!std::isinf(v))
+      if (!std::isinf(v)) {
         ASSERT_EQ(roundTo(t, v), v) << dtypeName(t) << " bits " << bits;
+      }
       ASSERT_EQ(encodeFloat(t, v), bits) << dtypeName(t) << " bits " << bits;
     }
   }

@@ -1,0 +1,159 @@
+//===- Runtime.h - CUDA driver runtime: devices, memory, launches -*- C++ -*-===//
+//
+// The LLVM-free runtime that loads and launches kernels. The CUDA driver is
+// loaded at run time (dlopen of libcuda.so.1), so a program linked against
+// this starts on a machine with no GPU or no driver; every call then returns
+// a clean absl::Status saying so. Errors name the CUDA error and what was
+// being done; nothing aborts on a user error.
+//
+// All objects use the primary context of one device (FUSEC_DEVICE, default 0)
+// and make it current on the calling thread as needed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_RUNTIME_RUNTIME_H
+#define FUSEC_RUNTIME_RUNTIME_H
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+#include <cstdint>
+#include <string>
+
+namespace fusec::rt {
+
+/// OK if a CUDA driver and a device are usable; otherwise why not
+/// (absl::StatusCode::kUnavailable for "no driver" and "no device").
+absl::Status available();
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int computeMajor = 0, computeMinor = 0;
+  int smCount = 0;
+  int64_t totalMemory = 0;
+  int64_t l2Bytes = 0;
+  int driverVersion = 0;
+  /// "sm_90a" style architecture name for codegen (the `a` suffix for the
+  /// architecture-specific features of sm_90 and later).
+  std::string arch() const;
+};
+absl::StatusOr<DeviceInfo> deviceInfo();
+
+/// A CUDA stream. Move-only; destroyed with the object.
+class Stream {
+public:
+  static absl::StatusOr<Stream> create();
+  Stream(Stream &&other) noexcept;
+  Stream &operator=(Stream &&other) noexcept;
+  ~Stream();
+  absl::Status synchronize();
+  /// The CUstream handle.
+  void *handle() const { return stream; }
+
+private:
+  explicit Stream(void *s) : stream(s) {}
+  void *stream = nullptr;
+};
+
+/// Device memory. Move-only; freed with the object.
+class DeviceBuffer {
+public:
+  static absl::StatusOr<DeviceBuffer> allocate(int64_t bytes);
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer &&other) noexcept;
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
+  ~DeviceBuffer();
+
+  /// Copies `bytes` bytes in; asynchronous on `stream` when given (the host
+  /// memory must then stay alive until the stream reaches the copy).
+  absl::Status copyFromHost(const void *src, int64_t bytes,
+                            Stream *stream = nullptr);
+  absl::Status copyToHost(void *dst, int64_t bytes,
+                          Stream *stream = nullptr) const;
+  absl::Status copyFrom(const DeviceBuffer &src, int64_t bytes,
+                        Stream *stream = nullptr);
+  absl::Status fill(uint8_t byte);
+
+  /// The CUdeviceptr.
+  uint64_t devicePtr() const { return ptr; }
+  int64_t size() const { return bytes; }
+
+private:
+  uint64_t ptr = 0;
+  int64_t bytes = 0;
+};
+
+/// A grid or block shape.
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+/// A kernel entry of a loaded module. Valid while its Module lives.
+class Kernel {
+public:
+  Kernel() = default;
+  /// Launches with `args[i]` pointing at the i-th kernel parameter.
+  absl::Status launch(Dim3 grid, Dim3 block, unsigned sharedBytes,
+                      const Stream &stream, void **args) const;
+  /// Typed convenience: launch(grid, block, 0, stream, ptrA, ptrB, n).
+  template <typename... Args>
+  absl::Status launchWith(Dim3 grid, Dim3 block, unsigned sharedBytes,
+                          const Stream &stream, Args... args) const {
+    void *ptrs[] = {static_cast<void *>(&args)..., nullptr};
+    return launch(grid, block, sharedBytes, stream, ptrs);
+  }
+  const std::string &name() const { return entry; }
+  void *handle() const { return function; }
+
+private:
+  friend class Module;
+  Kernel(void *f, std::string name) : function(f), entry(std::move(name)) {}
+  void *function = nullptr;
+  std::string entry;
+};
+
+/// A loaded module. Move-only; unloaded with the object.
+class Module {
+public:
+  /// Loads a cubin (or fatbin) image.
+  static absl::StatusOr<Module> loadCubin(absl::string_view image);
+  /// Compiles PTX for this device with nvJitLink where present, else lets
+  /// the driver JIT it.
+  static absl::StatusOr<Module> loadPtx(absl::string_view ptx);
+  Module(Module &&other) noexcept;
+  Module &operator=(Module &&other) noexcept;
+  ~Module();
+  absl::StatusOr<Kernel> kernel(absl::string_view name) const;
+
+private:
+  explicit Module(void *m) : module(m) {}
+  void *module = nullptr;
+};
+
+/// Compiles PTX to a cubin for `arch` ("sm_90a"; empty: this device's, or the
+/// PTX's own `.target`) with nvJitLink, in process. Needs no GPU, only the
+/// nvJitLink library (CUDA 12+). kUnavailable if nvJitLink is absent.
+absl::StatusOr<std::string> compilePtx(absl::string_view ptx,
+                                       absl::string_view arch = "");
+
+/// A CUDA event for timing.
+class Event {
+public:
+  static absl::StatusOr<Event> create();
+  Event(Event &&other) noexcept;
+  Event &operator=(Event &&other) noexcept;
+  ~Event();
+  absl::Status record(const Stream &stream);
+  absl::Status synchronize();
+  /// Milliseconds from `start` to `end` (both recorded and complete).
+  static absl::StatusOr<float> elapsedMs(const Event &start, const Event &end);
+
+private:
+  explicit Event(void *e) : event(e) {}
+  void *event = nullptr;
+};
+
+} // namespace fusec::rt
+
+#endif // FUSEC_RUNTIME_RUNTIME_H

@@ -1,0 +1,572 @@
+//===- Runtime.cpp - CUDA driver runtime ------------------------*- C++ -*-===//
+//
+// The driver and nvJitLink are loaded with dlopen; cuda.h and nvJitLink.h are
+// used for their types only. Nothing here includes LLVM or MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusec/Runtime/Runtime.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+#include <cuda.h>
+#include <nvJitLink.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace fusec::rt {
+
+namespace {
+
+#define FUSEC_STR(x) #x
+#define FUSEC_XSTR(x) FUSEC_STR(x)
+
+// Every driver entry point used; cuda.h maps several names to versioned
+// symbols (cuMemAlloc -> cuMemAlloc_v2), which FUSEC_XSTR spells out.
+#define FUSEC_CUDA_FUNCTIONS(X)                                                \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion)                                                        \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDeviceGetName)                                                           \
+  X(cuDeviceGetAttribute)                                                      \
+  X(cuDeviceTotalMem)                                                          \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuCtxSynchronize)                                                          \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)                                                                 \
+  X(cuMemcpyHtoD)                                                              \
+  X(cuMemcpyDtoH)                                                              \
+  X(cuMemcpyHtoDAsync)                                                         \
+  X(cuMemcpyDtoHAsync)                                                         \
+  X(cuMemcpyDtoDAsync)                                                         \
+  X(cuMemsetD8)                                                                \
+  X(cuModuleLoadData)                                                          \
+  X(cuModuleLoadDataEx)                                                        \
+  X(cuModuleUnload)                                                            \
+  X(cuModuleGetFunction)                                                       \
+  X(cuLaunchKernel)                                                            \
+  X(cuStreamCreate)                                                            \
+  X(cuStreamDestroy)                                                           \
+  X(cuStreamSynchronize)                                                       \
+  X(cuEventCreate)                                                             \
+  X(cuEventDestroy)                                                            \
+  X(cuEventRecord)                                                             \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventElapsedTime)                                                        \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)
+
+struct Driver {
+#define FUSEC_DECLARE(name) decltype(&::name) name = nullptr;
+  FUSEC_CUDA_FUNCTIONS(FUSEC_DECLARE)
+#undef FUSEC_DECLARE
+  absl::Status status;
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  int ordinal = 0;
+};
+
+std::string errorText(const Driver &d, CUresult r) {
+  const char *name = nullptr, *text = nullptr;
+  if (d.cuGetErrorName)
+    d.cuGetErrorName(r, &name);
+  if (d.cuGetErrorString)
+    d.cuGetErrorString(r, &text);
+  return absl::StrCat(name ? name : "CUDA error", " (", text ? text : "",
+                      ") [", static_cast<int>(r), "]");
+}
+
+absl::Status cudaError(const Driver &d, CUresult r, absl::string_view what) {
+  absl::StatusCode code = absl::StatusCode::kInternal;
+  if (r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_INVALID_DEVICE ||
+      r == CUDA_ERROR_NOT_INITIALIZED)
+    code = absl::StatusCode::kUnavailable;
+  else if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    code = absl::StatusCode::kResourceExhausted;
+  else if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_INVALID_IMAGE ||
+           r == CUDA_ERROR_INVALID_PTX || r == CUDA_ERROR_NOT_FOUND ||
+           r == CUDA_ERROR_INVALID_HANDLE)
+    code = absl::StatusCode::kInvalidArgument;
+  return absl::Status(code, absl::StrCat(what, ": ", errorText(d, r)));
+}
+
+Driver loadDriver() {
+  Driver d;
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *err = dlerror();
+    d.status = absl::UnavailableError(
+        absl::StrCat("no CUDA driver: cannot load libcuda.so.1 (",
+                     err ? err : "unknown error", ")"));
+    return d;
+  }
+#define FUSEC_LOAD(name)                                                       \
+  d.name = reinterpret_cast<decltype(d.name)>(dlsym(lib, FUSEC_XSTR(name)));   \
+  if (!d.name) {                                                               \
+    d.status = absl::UnavailableError(absl::StrCat(                            \
+        "CUDA driver too old: libcuda.so.1 lacks ", FUSEC_XSTR(name)));        \
+    return d;                                                                  \
+  }
+  FUSEC_CUDA_FUNCTIONS(FUSEC_LOAD)
+#undef FUSEC_LOAD
+  if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
+    d.status = cudaError(d, r, "no usable CUDA device: cuInit");
+    d.status = absl::UnavailableError(d.status.message());
+    return d;
+  }
+  int count = 0;
+  if (CUresult r = d.cuDeviceGetCount(&count); r != CUDA_SUCCESS) {
+    d.status = cudaError(d, r, "cuDeviceGetCount");
+    return d;
+  }
+  if (const char *env = std::getenv("FUSEC_DEVICE"))
+    d.ordinal = std::atoi(env);
+  if (count == 0 || d.ordinal < 0 || d.ordinal >= count) {
+    d.status = absl::UnavailableError(absl::StrCat(
+        "no CUDA device: ", count, " devices, FUSEC_DEVICE asks for #",
+        d.ordinal));
+    return d;
+  }
+  if (CUresult r = d.cuDeviceGet(&d.device, d.ordinal); r != CUDA_SUCCESS) {
+    d.status = cudaError(d, r, "cuDeviceGet");
+    return d;
+  }
+  if (CUresult r = d.cuDevicePrimaryCtxRetain(&d.context, d.device);
+      r != CUDA_SUCCESS) {
+    d.status = cudaError(d, r, "cuDevicePrimaryCtxRetain");
+    return d;
+  }
+  return d;
+}
+
+const Driver &driver() {
+  static const Driver *d = new Driver(loadDriver());
+  return *d;
+}
+
+/// The driver with the primary context current on this thread, or why not.
+absl::StatusOr<const Driver *> ready() {
+  const Driver &d = driver();
+  if (!d.status.ok())
+    return d.status;
+  thread_local CUcontext current = nullptr;
+  if (current != d.context) {
+    if (CUresult r = d.cuCtxSetCurrent(d.context); r != CUDA_SUCCESS)
+      return cudaError(d, r, "cuCtxSetCurrent");
+    current = d.context;
+  }
+  return &d;
+}
+
+#define FUSEC_ASSIGN_DRIVER(d)                                                 \
+  auto d##OrError = ready();                                                   \
+  if (!d##OrError.ok())                                                        \
+    return d##OrError.status();                                                \
+  const Driver &d = **d##OrError;
+
+#define FUSEC_CU(d, call, what)                                                \
+  if (CUresult fusecResult = (d).call; fusecResult != CUDA_SUCCESS)            \
+    return cudaError(d, fusecResult, what);
+
+//===----------------------------------------------------------------------===//
+// nvJitLink
+//===----------------------------------------------------------------------===//
+
+struct JitLink {
+  decltype(&::__nvJitLinkCreate_13_0) create = nullptr;
+  decltype(&::__nvJitLinkDestroy_13_0) destroy = nullptr;
+  decltype(&::__nvJitLinkAddData_13_0) addData = nullptr;
+  decltype(&::__nvJitLinkComplete_13_0) complete = nullptr;
+  decltype(&::__nvJitLinkGetLinkedCubinSize_13_0) cubinSize = nullptr;
+  decltype(&::__nvJitLinkGetLinkedCubin_13_0) cubin = nullptr;
+  decltype(&::__nvJitLinkGetErrorLogSize_13_0) errorLogSize = nullptr;
+  decltype(&::__nvJitLinkGetErrorLog_13_0) errorLog = nullptr;
+  absl::Status status;
+};
+
+JitLink loadJitLink() {
+  JitLink j;
+  std::vector<std::string> candidates = {"libnvJitLink.so.13",
+                                         "libnvJitLink.so"};
+  for (const char *env : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *root = std::getenv(env))
+      candidates.push_back(absl::StrCat(root, "/lib64/libnvJitLink.so.13"));
+  candidates.push_back("/usr/local/cuda/lib64/libnvJitLink.so.13");
+  void *lib = nullptr;
+  for (const std::string &c : candidates)
+    if ((lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)))
+      break;
+  if (!lib) {
+    j.status = absl::UnavailableError(
+        "nvJitLink not found (libnvJitLink.so.13 in the loader path, "
+        "$CUDA_HOME/lib64 or /usr/local/cuda/lib64)");
+    return j;
+  }
+#define FUSEC_JIT(field, sym)                                                  \
+  j.field = reinterpret_cast<decltype(j.field)>(dlsym(lib, #sym));             \
+  if (!j.field) {                                                              \
+    j.status = absl::UnavailableError("nvJitLink lacks " #sym);                \
+    return j;                                                                  \
+  }
+  FUSEC_JIT(create, __nvJitLinkCreate_13_0)
+  FUSEC_JIT(destroy, __nvJitLinkDestroy_13_0)
+  FUSEC_JIT(addData, __nvJitLinkAddData_13_0)
+  FUSEC_JIT(complete, __nvJitLinkComplete_13_0)
+  FUSEC_JIT(cubinSize, __nvJitLinkGetLinkedCubinSize_13_0)
+  FUSEC_JIT(cubin, __nvJitLinkGetLinkedCubin_13_0)
+  FUSEC_JIT(errorLogSize, __nvJitLinkGetErrorLogSize_13_0)
+  FUSEC_JIT(errorLog, __nvJitLinkGetErrorLog_13_0)
+#undef FUSEC_JIT
+  return j;
+}
+
+const JitLink &jitLink() {
+  static const JitLink *j = new JitLink(loadJitLink());
+  return *j;
+}
+
+/// The `.target` of a PTX module ("sm_90a"), or "" if it has none.
+std::string ptxTarget(absl::string_view ptx) {
+  size_t pos = ptx.find(".target");
+  if (pos == absl::string_view::npos)
+    return "";
+  pos += 7;
+  while (pos < ptx.size() && (ptx[pos] == ' ' || ptx[pos] == '\t'))
+    ++pos;
+  size_t end = pos;
+  while (end < ptx.size() && (isalnum(static_cast<unsigned char>(ptx[end])) ||
+                              ptx[end] == '_'))
+    ++end;
+  return std::string(ptx.substr(pos, end - pos));
+}
+
+} // namespace
+
+absl::Status available() { return ready().status(); }
+
+std::string DeviceInfo::arch() const {
+  return absl::StrCat("sm_", computeMajor, computeMinor,
+                      computeMajor >= 9 ? "a" : "");
+}
+
+absl::StatusOr<DeviceInfo> deviceInfo() {
+  FUSEC_ASSIGN_DRIVER(d);
+  DeviceInfo info;
+  info.ordinal = d.ordinal;
+  char name[256] = {0};
+  FUSEC_CU(d, cuDeviceGetName(name, sizeof(name) - 1, d.device), "cuDeviceGetName");
+  info.name = name;
+  auto attr = [&](CUdevice_attribute a, int *out) {
+    return d.cuDeviceGetAttribute(out, a, d.device);
+  };
+  int l2 = 0;
+  FUSEC_CU(d, cuDeviceGetAttribute(&info.computeMajor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d.device),
+           "cuDeviceGetAttribute(compute capability)");
+  attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info.computeMinor);
+  attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info.smCount);
+  attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &l2);
+  info.l2Bytes = l2;
+  size_t total = 0;
+  FUSEC_CU(d, cuDeviceTotalMem(&total, d.device), "cuDeviceTotalMem");
+  info.totalMemory = static_cast<int64_t>(total);
+  d.cuDriverGetVersion(&info.driverVersion);
+  return info;
+}
+
+//===----------------------------------------------------------------------===//
+// Stream
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<Stream> Stream::create() {
+  FUSEC_ASSIGN_DRIVER(d);
+  CUstream s = nullptr;
+  FUSEC_CU(d, cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  return Stream(s);
+}
+
+Stream::Stream(Stream &&o) noexcept : stream(std::exchange(o.stream, nullptr)) {}
+
+Stream &Stream::operator=(Stream &&o) noexcept {
+  std::swap(stream, o.stream);
+  return *this;
+}
+
+Stream::~Stream() {
+  if (stream && ready().ok())
+    driver().cuStreamDestroy(static_cast<CUstream>(stream));
+}
+
+absl::Status Stream::synchronize() {
+  FUSEC_ASSIGN_DRIVER(d);
+  FUSEC_CU(d, cuStreamSynchronize(static_cast<CUstream>(stream)),
+           "cuStreamSynchronize (an earlier asynchronous launch or copy may have failed)");
+  return absl::OkStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// DeviceBuffer
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<DeviceBuffer> DeviceBuffer::allocate(int64_t bytes) {
+  if (bytes < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot allocate a negative size (", bytes, " bytes)"));
+  FUSEC_ASSIGN_DRIVER(d);
+  DeviceBuffer b;
+  b.bytes = bytes;
+  if (bytes == 0)
+    return b;
+  CUdeviceptr p = 0;
+  FUSEC_CU(d, cuMemAlloc(&p, static_cast<size_t>(bytes)),
+           absl::StrCat("cuMemAlloc(", bytes, " bytes)"));
+  b.ptr = p;
+  return b;
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&o) noexcept
+    : ptr(std::exchange(o.ptr, 0)), bytes(std::exchange(o.bytes, 0)) {}
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&o) noexcept {
+  std::swap(ptr, o.ptr);
+  std::swap(bytes, o.bytes);
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr && ready().ok())
+    driver().cuMemFree(ptr);
+}
+
+static absl::Status checkRange(int64_t want, int64_t have, const char *what) {
+  if (want < 0 || want > have)
+    return absl::OutOfRangeError(absl::StrCat(
+        what, " of ", want, " bytes on a buffer of ", have, " bytes"));
+  return absl::OkStatus();
+}
+
+absl::Status DeviceBuffer::copyFromHost(const void *src, int64_t n,
+                                        Stream *stream) {
+  if (auto st = checkRange(n, bytes, "copy to the device"); !st.ok())
+    return st;
+  FUSEC_ASSIGN_DRIVER(d);
+  if (n == 0)
+    return absl::OkStatus();
+  if (stream) {
+    FUSEC_CU(d, cuMemcpyHtoDAsync(ptr, src, n, static_cast<CUstream>(stream->handle())),
+             absl::StrCat("cuMemcpyHtoDAsync(", n, " bytes)"));
+  } else {
+    FUSEC_CU(d, cuMemcpyHtoD(ptr, src, n), absl::StrCat("cuMemcpyHtoD(", n, " bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DeviceBuffer::copyToHost(void *dst, int64_t n,
+                                      Stream *stream) const {
+  if (auto st = checkRange(n, bytes, "copy to the host"); !st.ok())
+    return st;
+  FUSEC_ASSIGN_DRIVER(d);
+  if (n == 0)
+    return absl::OkStatus();
+  if (stream) {
+    FUSEC_CU(d, cuMemcpyDtoHAsync(dst, ptr, n, static_cast<CUstream>(stream->handle())),
+             absl::StrCat("cuMemcpyDtoHAsync(", n, " bytes)"));
+  } else {
+    FUSEC_CU(d, cuMemcpyDtoH(dst, ptr, n), absl::StrCat("cuMemcpyDtoH(", n, " bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DeviceBuffer::copyFrom(const DeviceBuffer &src, int64_t n,
+                                    Stream *stream) {
+  if (auto st = checkRange(n, std::min(bytes, src.bytes), "device copy");
+      !st.ok())
+    return st;
+  FUSEC_ASSIGN_DRIVER(d);
+  if (n == 0)
+    return absl::OkStatus();
+  FUSEC_CU(d, cuMemcpyDtoDAsync(ptr, src.ptr, n,
+                               stream ? static_cast<CUstream>(stream->handle()) : nullptr),
+           absl::StrCat("cuMemcpyDtoDAsync(", n, " bytes)"));
+  return absl::OkStatus();
+}
+
+absl::Status DeviceBuffer::fill(uint8_t byte) {
+  FUSEC_ASSIGN_DRIVER(d);
+  if (bytes == 0)
+    return absl::OkStatus();
+  FUSEC_CU(d, cuMemsetD8(ptr, byte, bytes), "cuMemsetD8");
+  return absl::OkStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// Module and Kernel
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<Module> Module::loadCubin(absl::string_view image) {
+  FUSEC_ASSIGN_DRIVER(d);
+  // The driver needs the image aligned and alive for the call only.
+  std::string copy(image);
+  CUmodule m = nullptr;
+  FUSEC_CU(d, cuModuleLoadData(&m, copy.data()),
+           absl::StrCat("cuModuleLoadData(", image.size(), "-byte image)"));
+  return Module(m);
+}
+
+absl::StatusOr<Module> Module::loadPtx(absl::string_view ptx) {
+  FUSEC_ASSIGN_DRIVER(d);
+  auto cubin = compilePtx(ptx);
+  if (cubin.ok())
+    return loadCubin(*cubin);
+  if (cubin.status().code() != absl::StatusCode::kUnavailable)
+    return cubin.status();
+  // No nvJitLink: the driver's JIT, with its error log.
+  std::string text(ptx);
+  char log[8192] = {0};
+  CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER,
+                         CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *vals[] = {log, reinterpret_cast<void *>(sizeof(log) - 1)};
+  CUmodule m = nullptr;
+  if (CUresult r = d.cuModuleLoadDataEx(&m, text.c_str(), 2, opts, vals);
+      r != CUDA_SUCCESS)
+    return cudaError(d, r, absl::StrCat("cuModuleLoadDataEx(PTX): ", log));
+  return Module(m);
+}
+
+Module::Module(Module &&o) noexcept : module(std::exchange(o.module, nullptr)) {}
+
+Module &Module::operator=(Module &&o) noexcept {
+  std::swap(module, o.module);
+  return *this;
+}
+
+Module::~Module() {
+  if (module && ready().ok())
+    driver().cuModuleUnload(static_cast<CUmodule>(module));
+}
+
+absl::StatusOr<Kernel> Module::kernel(absl::string_view name) const {
+  FUSEC_ASSIGN_DRIVER(d);
+  std::string entry(name);
+  CUfunction f = nullptr;
+  FUSEC_CU(d, cuModuleGetFunction(&f, static_cast<CUmodule>(module), entry.c_str()),
+           absl::StrCat("cuModuleGetFunction('", entry, "')"));
+  return Kernel(f, entry);
+}
+
+absl::Status Kernel::launch(Dim3 grid, Dim3 block, unsigned sharedBytes,
+                            const Stream &stream, void **args) const {
+  FUSEC_ASSIGN_DRIVER(d);
+  if (!function)
+    return absl::FailedPreconditionError("launch of an empty Kernel");
+  FUSEC_CU(d,
+           cuLaunchKernel(static_cast<CUfunction>(function), grid.x, grid.y,
+                          grid.z, block.x, block.y, block.z, sharedBytes,
+                          static_cast<CUstream>(stream.handle()), args, nullptr),
+           absl::StrCat("cuLaunchKernel('", entry, "', grid ", grid.x, "x",
+                        grid.y, "x", grid.z, ", block ", block.x, "x", block.y,
+                        "x", block.z, ")"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> compilePtx(absl::string_view ptx,
+                                       absl::string_view arch) {
+  const JitLink &j = jitLink();
+  if (!j.status.ok())
+    return j.status;
+  std::string target(arch);
+  if (target.empty()) {
+    target = ptxTarget(ptx);
+    // Plain `sm_XY` PTX runs on newer devices: compile for the one present.
+    if (auto info = deviceInfo(); info.ok() && !absl::EndsWith(target, "a"))
+      target = info->arch();
+  }
+  if (target.empty())
+    return absl::InvalidArgumentError(
+        "compilePtx: no architecture given and the PTX has no .target");
+  std::string archOpt = absl::StrCat("-arch=", target);
+  const char *opts[] = {archOpt.c_str(), "-O3"};
+  nvJitLinkHandle h = nullptr;
+  if (nvJitLinkResult r = j.create(&h, 2, opts); r != NVJITLINK_SUCCESS)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "nvJitLinkCreate(", archOpt, ") failed with code ", static_cast<int>(r)));
+  std::string ptxCopy(ptx);
+  std::string cubin;
+  nvJitLinkResult r =
+      j.addData(h, NVJITLINK_INPUT_PTX, ptxCopy.c_str(), ptxCopy.size() + 1,
+                "fusec.ptx");
+  if (r == NVJITLINK_SUCCESS)
+    r = j.complete(h);
+  if (r != NVJITLINK_SUCCESS) {
+    size_t logSize = 0;
+    j.errorLogSize(h, &logSize);
+    std::string log(logSize, '\0');
+    if (logSize)
+      j.errorLog(h, log.data());
+    j.destroy(&h);
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+      log.pop_back();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "nvJitLink could not compile the PTX for ", target, " (code ",
+        static_cast<int>(r), "): ", log));
+  }
+  size_t size = 0;
+  j.cubinSize(h, &size);
+  cubin.resize(size);
+  j.cubin(h, cubin.data());
+  j.destroy(&h);
+  return cubin;
+}
+
+//===----------------------------------------------------------------------===//
+// Event
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<Event> Event::create() {
+  FUSEC_ASSIGN_DRIVER(d);
+  CUevent e = nullptr;
+  FUSEC_CU(d, cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+  return Event(e);
+}
+
+Event::Event(Event &&o) noexcept : event(std::exchange(o.event, nullptr)) {}
+
+Event &Event::operator=(Event &&o) noexcept {
+  std::swap(event, o.event);
+  return *this;
+}
+
+Event::~Event() {
+  if (event && ready().ok())
+    driver().cuEventDestroy(static_cast<CUevent>(event));
+}
+
+absl::Status Event::record(const Stream &stream) {
+  FUSEC_ASSIGN_DRIVER(d);
+  FUSEC_CU(d, cuEventRecord(static_cast<CUevent>(event), static_cast<CUstream>(stream.handle())),
+           "cuEventRecord");
+  return absl::OkStatus();
+}
+
+absl::Status Event::synchronize() {
+  FUSEC_ASSIGN_DRIVER(d);
+  FUSEC_CU(d, cuEventSynchronize(static_cast<CUevent>(event)), "cuEventSynchronize");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<float> Event::elapsedMs(const Event &start, const Event &end) {
+  FUSEC_ASSIGN_DRIVER(d);
+  float ms = 0;
+  FUSEC_CU(d, cuEventElapsedTime(&ms, static_cast<CUevent>(start.event), static_cast<CUevent>(end.event)),
+           "cuEventElapsedTime");
+  return ms;
+}
+
+} // namespace fusec::rt
