@@ -319,37 +319,10 @@ absl::Status Interpreter::exec(Operation *op) {
 }
 
 absl::Status Interpreter::execConstant(ConstantOp op) {
-  auto out = make(op, op.getResult());
-  if (!out.ok())
-    return out.status();
-  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
-  if (!dense)
-    return error(op, "only dense constants are supported");
-  Type e = dense.getElementType();
-  auto fill = [&](auto range, auto toDouble) {
-    if (dense.isSplat()) {
-      double v = toDouble(*range.begin());
-      std::fill(out->data.begin(), out->data.end(), v);
-      return;
-    }
-    int64_t i = 0;
-    for (auto v : range)
-      out->data[i++] = toDouble(v);
-  };
-  if (isa<FloatType>(e)) {
-    fill(dense.getValues<APFloat>(), [](APFloat v) {
-      bool lost;
-      v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
-      return v.convertToDouble();
-    });
-  } else if (e.isSignlessInteger(1)) {
-    fill(dense.getValues<APInt>(),
-         [](const APInt &v) { return static_cast<double>(v.getZExtValue()); });
-  } else {
-    fill(dense.getValues<APInt>(),
-         [](const APInt &v) { return static_cast<double>(v.getSExtValue()); });
-  }
-  set(op.getResult(), std::move(*out));
+  auto value = elementsToHostTensor(op.getValue());
+  if (!value.ok())
+    return error(op, std::string(value.status().message()));
+  set(op.getResult(), std::move(*value));
   return absl::OkStatus();
 }
 
@@ -659,6 +632,42 @@ absl::Status Interpreter::execKernel(KernelOp op) {
 
 } // namespace
 
+absl::StatusOr<HostTensor> elementsToHostTensor(Attribute value) {
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    return absl::InvalidArgumentError("only dense constants are supported");
+  auto info = tensorTypeInfo(dense.getType());
+  if (!info.ok())
+    return info.status();
+  HostTensor out(info->first, info->second);
+  Type e = dense.getElementType();
+  auto fill = [&](auto range, auto toDouble) {
+    if (dense.isSplat()) {
+      double v = toDouble(*range.begin());
+      std::fill(out.data.begin(), out.data.end(), v);
+      return;
+    }
+    int64_t i = 0;
+    for (auto v : range)
+      out.data[i++] = toDouble(v);
+  };
+  if (isa<FloatType>(e)) {
+    fill(dense.getValues<APFloat>(), [](APFloat v) {
+      bool lost;
+      v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+      return v.convertToDouble();
+    });
+  } else if (e.isSignlessInteger(1)) {
+    fill(dense.getValues<APInt>(),
+         [](const APInt &v) { return static_cast<double>(v.getZExtValue()); });
+  } else {
+    fill(dense.getValues<APInt>(),
+         [](const APInt &v) { return static_cast<double>(v.getSExtValue()); });
+  }
+  out.roundInPlace();
+  return out;
+}
+
 absl::StatusOr<std::vector<HostTensor>>
 interpret(func::FuncOp func, absl::Span<const HostTensor> inputs) {
   if (func.isExternal())
@@ -731,7 +740,7 @@ absl::StatusOr<func::FuncOp> findFunction(ModuleOp module,
     return absl::InvalidArgumentError("the module has no public function");
   return absl::InvalidArgumentError(absl::StrCat(
       "the module has several functions (", names,
-      "); choose one with --function"));
+      "); choose one (fusec-run --function, JitOptions::function)"));
 }
 
 absl::StatusOr<std::vector<Comparison>>

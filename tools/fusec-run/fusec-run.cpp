@@ -1,14 +1,15 @@
 //===- fusec-run.cpp - Run a fusec graph and check it -----------*- C++ -*-===//
 //
-// Runs a graph on seeded random inputs (or .npy files) with the reference
-// interpreter, prints or writes its outputs, and with --verify-pipeline checks
-// that a pass pipeline keeps the graph's meaning. GPU execution arrives with
-// the runtime; until then --reference is required.
+// Runs a graph on seeded random inputs (or .npy files): on the GPU through the
+// JIT, compared with the reference interpreter, with each kernel timed; or,
+// with --reference, on the interpreter alone. With --verify-pipeline it checks
+// that a pass pipeline keeps the graph's meaning.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fusec/IR/Fusec.h"
 #include "fusec/Interpreter/Interpreter.h"
+#include "fusec/Jit.h"
 #include "fusec/Passes/Passes.h"
 
 #include "absl/strings/str_cat.h"
@@ -69,6 +70,13 @@ static cl::opt<std::string> verifyPipeline(
              "compare within the tolerance of each result's type; exit 1 on "
              "a mismatch"),
     cl::cat(runCategory));
+static cl::opt<unsigned> warmup("warmup",
+                                cl::desc("GPU runs before timing (default 3)"),
+                                cl::init(3), cl::cat(runCategory));
+static cl::opt<unsigned> runs(
+    "runs", cl::desc("Timed GPU runs; each kernel's median is reported "
+                     "(default 20)"),
+    cl::init(20), cl::cat(runCategory));
 static cl::opt<unsigned> trials(
     "trials",
     cl::desc("With --verify-pipeline: how many seeds to try, from --seed on"),
@@ -140,6 +148,133 @@ int runVerifyPipeline(ModuleOp module) {
   return ok ? 0 : 1;
 }
 
+/// Runs the graph through the JIT on the GPU, compares every output with the
+/// interpreter's and times each kernel. Exit 0 on a match, 1 on a mismatch,
+/// 2 on an error (no GPU included).
+int runOnGpu(const std::string &text,
+             const std::vector<fusec::HostTensor> &expected,
+             const std::vector<fusec::HostTensor> &inputs) {
+  if (absl::Status st = fusec::rt::available(); !st.ok())
+    return fail(absl::StrCat(st.message(),
+                             "; run with --reference for the CPU interpreter"));
+  fusec::JitOptions options;
+  options.function = functionName;
+  auto jit = fusec::Jit::create(options);
+  if (!jit.ok())
+    return fail(std::string(jit.status().message()));
+  auto exec = (*jit)->compile(text, inputFile);
+  if (!exec.ok())
+    return fail(std::string(exec.status().message()));
+  auto stream = fusec::rt::Stream::create();
+  if (!stream.ok())
+    return fail(std::string(stream.status().message()));
+
+  std::vector<fusec::rt::DeviceBuffer> in, out;
+  std::vector<const fusec::rt::DeviceBuffer *> inPtrs;
+  std::vector<fusec::rt::DeviceBuffer *> outPtrs;
+  for (const fusec::HostTensor &t : inputs) {
+    std::string bytes = fusec::toDeviceBytes(t);
+    auto b = fusec::rt::DeviceBuffer::allocate(bytes.size());
+    if (!b.ok())
+      return fail(std::string(b.status().message()));
+    if (auto st = b->copyFromHost(bytes.data(), bytes.size()); !st.ok())
+      return fail(std::string(st.message()));
+    in.push_back(std::move(*b));
+  }
+  for (const fusec::TensorSpec &spec : (*exec)->outputs()) {
+    auto b = fusec::rt::DeviceBuffer::allocate(spec.bytes());
+    if (!b.ok())
+      return fail(std::string(b.status().message()));
+    // Poison: an output the graph fails to write shows up as a mismatch.
+    if (auto st = b->fill(0xFF); !st.ok())
+      return fail(std::string(st.message()));
+    out.push_back(std::move(*b));
+  }
+  for (auto &b : in)
+    inPtrs.push_back(&b);
+  for (auto &b : out)
+    outPtrs.push_back(&b);
+
+  if (auto st = (*exec)->run(inPtrs, outPtrs, *stream); !st.ok())
+    return fail(std::string(st.message()));
+  if (auto st = stream->synchronize(); !st.ok())
+    return fail(std::string(st.message()));
+
+  bool ok = true;
+  std::string report, jsonResults;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const fusec::TensorSpec &spec = (*exec)->outputs()[i];
+    std::string bytes(spec.bytes(), '\0');
+    if (auto st = out[i].copyToHost(bytes.data(), bytes.size()); !st.ok())
+      return fail(std::string(st.message()));
+    auto actual = fusec::fromDeviceBytes(spec.dtype, spec.shape, bytes);
+    if (!actual.ok())
+      return fail(std::string(actual.status().message()));
+    if (!outputDir.empty())
+      if (auto st = fusec::writeNpy(absl::StrCat(outputDir.getValue(), "/result_", i, ".npy"), *actual);
+          !st.ok())
+        return fail(std::string(st.message()));
+    fusec::Comparison c = fusec::compareTensors(
+        expected[i], *actual, fusec::toleranceFor(spec.dtype));
+    ok &= c.ok;
+    absl::StrAppend(&report, "result #", i, ": ", actual->typeString(), " ",
+                    c.ok ? "matches the reference" : "MISMATCH",
+                    absl::StrFormat(" (max abs error %.3g, rel l2 %.3g)",
+                                    c.maxAbsError, c.relL2),
+                    c.ok ? "" : ": " + c.message, "\n");
+    absl::StrAppend(&jsonResults, i ? ", " : "", "{\"index\": ", i,
+                    ", \"type\": \"", actual->typeString(), "\", \"ok\": ",
+                    c.ok ? "true" : "false", ", \"max_abs_error\": ",
+                    jsonNumber(c.maxAbsError), ", \"rel_l2\": ",
+                    jsonNumber(c.relL2), "}");
+  }
+
+  // Timing: warm up, then the median of each kernel over the timed runs.
+  const auto &kernels = (*exec)->kernels();
+  std::vector<std::vector<float>> samples(kernels.size());
+  std::vector<float> ms;
+  for (unsigned r = 0; r < warmup + runs; ++r) {
+    if (auto st = (*exec)->runTimed(inPtrs, outPtrs, *stream, &ms); !st.ok())
+      return fail(std::string(st.message()));
+    if (r >= warmup)
+      for (size_t k = 0; k < ms.size(); ++k)
+        samples[k].push_back(ms[k]);
+  }
+  std::string table, jsonKernels;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    std::vector<float> &v = samples[k];
+    std::sort(v.begin(), v.end());
+    double median = v.empty() ? 0 : v[v.size() / 2];
+    double seconds = median * 1e-3;
+    double gbps = seconds > 0 ? kernels[k].cost.bytes() / seconds / 1e9 : 0;
+    double gflops = seconds > 0 ? kernels[k].cost.flops / seconds / 1e9 : 0;
+    absl::StrAppend(&table, absl::StrFormat("%-24s %10.4f ms %10.1f GB/s %10.1f GFLOP/s\n",
+                                            kernels[k].name, median, gbps, gflops));
+    absl::StrAppend(&jsonKernels, k ? ", " : "", "{\"name\": \"", kernels[k].name,
+                    "\", \"median_ms\": ", jsonNumber(median),
+                    ", \"bytes\": ", kernels[k].cost.bytes(), ", \"flops\": ",
+                    kernels[k].cost.flops, ", \"gb_per_s\": ", jsonNumber(gbps),
+                    ", \"gflop_per_s\": ", jsonNumber(gflops), "}");
+  }
+  auto info = fusec::rt::deviceInfo();
+  if (json) {
+    llvm::outs() << "{\"mode\": \"gpu\", \"device\": \""
+                 << (info.ok() ? info->name : "?") << "\", \"target\": \""
+                 << (*exec)->target() << "\", \"seed\": " << seed.getValue()
+                 << ", \"warmup\": " << warmup.getValue()
+                 << ", \"runs\": " << runs.getValue() << ", \"ok\": "
+                 << (ok ? "true" : "false") << ", \"results\": [" << jsonResults
+                 << "], \"kernels\": [" << jsonKernels << "]}\n";
+  } else {
+    llvm::outs() << "device: " << (info.ok() ? info->name : "?") << " ("
+                 << (*exec)->target() << ")\n"
+                 << report << "kernel median over " << runs.getValue()
+                 << " runs after " << warmup.getValue() << " warm-up:\n"
+                 << table << (ok ? "PASS" : "FAIL") << "\n";
+  }
+  return ok ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -176,11 +311,6 @@ int main(int argc, char **argv) {
   if (!verifyPipeline.empty())
     return runVerifyPipeline(*module);
 
-  if (!reference)
-    return fail("GPU execution needs the fusec runtime, which this build does "
-                "not have yet; run with --reference to use the CPU reference "
-                "interpreter");
-
   auto func = fusec::findFunction(*module, functionName);
   if (!func.ok())
     return fail(std::string(func.status().message()));
@@ -215,6 +345,11 @@ int main(int argc, char **argv) {
   auto results = fusec::interpret(*func, inputs);
   if (!results.ok())
     return fail(std::string(results.status().message()), 1);
+
+  if (!reference) {
+    llvm::StringRef text = sourceMgr.getMemoryBuffer(1)->getBuffer();
+    return runOnGpu(std::string(text), *results, inputs);
+  }
 
   if (!outputDir.empty()) {
     for (auto [i, t] : llvm::enumerate(inputs))

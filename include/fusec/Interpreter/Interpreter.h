@@ -18,6 +18,7 @@
 #include <vector>
 
 namespace mlir {
+class Attribute;
 class ModuleOp;
 class Type;
 namespace func {
@@ -31,6 +32,9 @@ namespace fusec {
 /// shapes or unsupported element types.
 absl::StatusOr<std::pair<DType, std::vector<int64_t>>>
 tensorTypeInfo(mlir::Type type);
+
+/// The values of a dense elements attribute (a fusec.constant's value).
+absl::StatusOr<HostTensor> elementsToHostTensor(mlir::Attribute value);
 
 /// Runs `func` on `inputs` (one per argument, of the argument's type) and
 /// returns its results. Errors name the op and its source location.

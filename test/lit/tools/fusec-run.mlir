@@ -22,7 +22,7 @@
 
 // AXPY: result #0: tensor<1000xf32> sum={{.*}} nans=0 first=[
 // JSON: {"function": "axpy", "mode": "reference", "seed": 0, "results": [{"index": 0, "type": "tensor<1000xf32>"
-// WHICH: several functions (@axpy, @bad_gather, @exact); choose one with --function
+// WHICH: several functions (@axpy, @bad_gather, @exact); choose one (fusec-run --function
 // COUNT: @axpy takes 2 arguments, but 1 --input files were given
 // NOFILE: cannot open {{.*}}nothing.npy
 // GATHER: fusec-run.mlir:{{[0-9]+}}:8: 'fusec.gather': index 12 is out of range [-4, 4) of table dimension 0

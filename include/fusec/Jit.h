@@ -1,0 +1,120 @@
+//===- Jit.h - Embedding fusec: compile a graph, run it ---------*- C++ -*-===//
+//
+// The API a C++ program embeds. `fusec::Jit` compiles a graph (fusec dialect
+// text) into an `Executable` that runs on device buffers on a stream.
+// Compiled kernels are cached in memory and on disk (KernelCache.h), and a
+// second compile of the same graph with the same options returns the same
+// Executable without parsing anything.
+//
+// Until fusec's own code generation lands, every op of the graph's function
+// must sit in a `fusec.kernel` that carries its PTX:
+//
+//   %r = fusec.kernel "vadd" (%a, %b) {fusec.ptx = "...", fusec.entry = "vadd",
+//                                      fusec.grid = array<i64: 4096>,
+//                                      fusec.block = array<i64: 256>}
+//        : (tensor<1048576xf32>, tensor<1048576xf32>) -> tensor<1048576xf32> {...}
+//
+// The kernel's parameters are the device pointers of its operands, then of its
+// results. `fusec.constant`s outside kernels are uploaded once, at compile
+// time. This API does not change when code generation arrives.
+//
+// Public headers use abseil types only, no LLVM or MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_JIT_H
+#define FUSEC_JIT_H
+
+#include "fusec/IR/Cost.h"
+#include "fusec/Runtime/KernelCache.h"
+#include "fusec/Runtime/Runtime.h"
+#include "fusec/Support/HostTensor.h"
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+struct JitOptions {
+  /// "sm_90a", "sm_100a", ...; empty: the GPU present (sm_90a without one).
+  std::string target;
+  /// The function to compile; empty: the module's only public function.
+  std::string function;
+  /// Allow aggressive PTX (cache-hinted loads); part of the cache key.
+  bool aggressivePtx = true;
+  rt::KernelCacheOptions cache;
+};
+
+/// The type of an input or output.
+struct TensorSpec {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t bytes() const { return elementCount(shape) * dtypeBytes(dtype); }
+};
+
+/// One kernel of an Executable, with its roofline cost.
+struct KernelStats {
+  std::string name;
+  OpCost cost;
+};
+
+/// A compiled graph. run() may be called from any thread; runs of one
+/// Executable are serialized (it owns its intermediate buffers).
+class Executable {
+public:
+  ~Executable();
+  const std::vector<TensorSpec> &inputs() const;
+  const std::vector<TensorSpec> &outputs() const;
+  const std::vector<KernelStats> &kernels() const;
+  const std::string &target() const;
+
+  /// Enqueues the graph on `stream`: reads `inputs`, writes `outputs` (each
+  /// at least as large as its spec). Returns when enqueued, not when done.
+  absl::Status run(absl::Span<const rt::DeviceBuffer *const> inputs,
+                   absl::Span<rt::DeviceBuffer *const> outputs,
+                   const rt::Stream &stream);
+  /// Runs to completion, timing each kernel with CUDA events:
+  /// (*kernelMs)[i] is kernels()[i]'s time in milliseconds.
+  absl::Status runTimed(absl::Span<const rt::DeviceBuffer *const> inputs,
+                        absl::Span<rt::DeviceBuffer *const> outputs,
+                        const rt::Stream &stream, std::vector<float> *kernelMs);
+
+  struct Impl;
+  explicit Executable(std::unique_ptr<Impl> impl);
+
+private:
+  std::unique_ptr<Impl> impl;
+};
+
+class Jit {
+public:
+  static absl::StatusOr<std::unique_ptr<Jit>> create(JitOptions options = {});
+  ~Jit();
+
+  /// Compiles `mlirText` (a module in the fusec dialect). Errors carry the
+  /// source location within `sourceName`. Thread-safe; concurrent compiles of
+  /// one graph compile it once, and a failed compile is not cached.
+  absl::StatusOr<std::shared_ptr<Executable>>
+  compile(absl::string_view mlirText, absl::string_view sourceName = "<graph>");
+
+  /// Kernel binary cache counters, and how many compile() calls were served
+  /// by an Executable already built.
+  rt::KernelCacheStats cacheStats() const;
+  int64_t executableHits() const;
+  const JitOptions &options() const;
+
+  struct Impl;
+
+private:
+  explicit Jit(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace fusec
+
+#endif // FUSEC_JIT_H

@@ -1,0 +1,464 @@
+//===- Jit.cpp - Compile a fusec graph into an Executable -------*- C++ -*-===//
+//
+// Parses and verifies the graph, plans its buffers (inputs, outputs,
+// intermediates, uploaded constants), gets each kernel's cubin from the
+// kernel cache (compiling its PTX with nvJitLink on a miss) and loads it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusec/Jit.h"
+#include "fusec/IR/Fusec.h"
+#include "fusec/Interpreter/Interpreter.h"
+
+#include "absl/strings/str_cat.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <future>
+#include <map>
+#include <mutex>
+
+using namespace mlir;
+
+namespace fusec {
+
+namespace {
+
+/// One kernel launch: its entry, launch shape and argument slots.
+struct Step {
+  rt::Kernel kernel;
+  rt::Dim3 grid, block;
+  unsigned sharedBytes = 0;
+  std::vector<int> slots; // operands, then results
+};
+
+/// A device-to-device copy into an output (a returned input or constant, or
+/// a value returned twice).
+struct Copy {
+  int output;
+  int fromSlot;
+  int64_t bytes;
+};
+
+std::string where(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (auto fl = op->getLoc()->findInstanceOf<FileLineColLoc>())
+    os << fl.getFilename().getValue() << ":" << fl.getLine() << ":" << fl.getColumn();
+  else
+    op->getLoc().print(os);
+  return absl::StrCat(s, ": '", op->getName().getStringRef().str(), "'");
+}
+
+absl::StatusOr<rt::Dim3> dim3Attr(KernelOp op, StringRef name) {
+  auto attr = op->getAttrOfType<DenseI64ArrayAttr>(name);
+  if (!attr || attr.empty() || attr.size() > 3)
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(op), " needs '", name.str(),
+        "' = array<i64: x[, y[, z]]> (the launch shape of its PTX)"));
+  rt::Dim3 d;
+  unsigned *dims[] = {&d.x, &d.y, &d.z};
+  for (auto [i, v] : llvm::enumerate(attr.asArrayRef())) {
+    if (v < 1 || v > (int64_t(1) << 31) - 1)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(op), " '", name.str(), "' has size ", v, " in dimension ", i));
+    *dims[i] = static_cast<unsigned>(v);
+  }
+  return d;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Executable
+//===----------------------------------------------------------------------===//
+
+struct Executable::Impl {
+  std::string target;
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<KernelStats> kernels;
+  std::vector<rt::Module> modules;
+  std::vector<Step> steps;
+  std::vector<Copy> copies;
+  /// Buffers the executable owns, by slot (inputs and outputs are the
+  /// caller's: their slots hold no buffer).
+  std::vector<rt::DeviceBuffer> owned;
+  int numSlots = 0;
+
+  std::mutex runMutex;
+  /// Device pointers by slot, and the launch argument arrays pointing into
+  /// it, built once.
+  std::vector<uint64_t> pointers;
+  std::vector<std::vector<void *>> args;
+
+  void prepareArgs() {
+    pointers.assign(numSlots, 0);
+    for (int s = 0; s < numSlots; ++s)
+      if (s < static_cast<int>(owned.size()))
+        pointers[s] = owned[s].devicePtr();
+    args.clear();
+    for (const Step &step : steps) {
+      std::vector<void *> a;
+      for (int s : step.slots)
+        a.push_back(&pointers[s]);
+      args.push_back(std::move(a));
+    }
+  }
+
+  absl::Status bind(absl::Span<const rt::DeviceBuffer *const> in,
+                    absl::Span<rt::DeviceBuffer *const> out) {
+    if (in.size() != inputs.size() || out.size() != outputs.size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the executable takes ", inputs.size(), " inputs and ",
+          outputs.size(), " outputs, got ", in.size(), " and ", out.size()));
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!in[i] || in[i]->size() < inputs[i].bytes())
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input #", i, " needs ", inputs[i].bytes(), " bytes, got ",
+            in[i] ? in[i]->size() : 0));
+      pointers[i] = in[i]->devicePtr();
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (!out[i] || out[i]->size() < outputs[i].bytes())
+        return absl::InvalidArgumentError(absl::StrCat(
+            "output #", i, " needs ", outputs[i].bytes(), " bytes, got ",
+            out[i] ? out[i]->size() : 0));
+      pointers[inputs.size() + i] = out[i]->devicePtr();
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status copyOutputs(absl::Span<const rt::DeviceBuffer *const> in,
+                           absl::Span<rt::DeviceBuffer *const> out,
+                           const rt::Stream &stream) {
+    for (const Copy &c : copies) {
+      const rt::DeviceBuffer *src =
+          c.fromSlot < static_cast<int>(inputs.size())
+              ? in[c.fromSlot]
+              : c.fromSlot < static_cast<int>(inputs.size() + outputs.size())
+                    ? out[c.fromSlot - inputs.size()]
+                    : &owned[c.fromSlot];
+      if (auto st = out[c.output]->copyFrom(*src, c.bytes,
+                                            const_cast<rt::Stream *>(&stream));
+          !st.ok())
+        return st;
+    }
+    return absl::OkStatus();
+  }
+};
+
+Executable::Executable(std::unique_ptr<Impl> i) : impl(std::move(i)) {}
+Executable::~Executable() = default;
+const std::vector<TensorSpec> &Executable::inputs() const { return impl->inputs; }
+const std::vector<TensorSpec> &Executable::outputs() const { return impl->outputs; }
+const std::vector<KernelStats> &Executable::kernels() const { return impl->kernels; }
+const std::string &Executable::target() const { return impl->target; }
+
+absl::Status Executable::run(absl::Span<const rt::DeviceBuffer *const> in,
+                             absl::Span<rt::DeviceBuffer *const> out,
+                             const rt::Stream &stream) {
+  std::lock_guard<std::mutex> lock(impl->runMutex);
+  if (auto st = impl->bind(in, out); !st.ok())
+    return st;
+  for (size_t i = 0; i < impl->steps.size(); ++i) {
+    const Step &s = impl->steps[i];
+    if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream,
+                                  impl->args[i].data());
+        !st.ok())
+      return st;
+  }
+  return impl->copyOutputs(in, out, stream);
+}
+
+absl::Status Executable::runTimed(absl::Span<const rt::DeviceBuffer *const> in,
+                                  absl::Span<rt::DeviceBuffer *const> out,
+                                  const rt::Stream &stream,
+                                  std::vector<float> *kernelMs) {
+  std::lock_guard<std::mutex> lock(impl->runMutex);
+  if (auto st = impl->bind(in, out); !st.ok())
+    return st;
+  std::vector<rt::Event> events;
+  for (size_t i = 0; i <= impl->steps.size(); ++i) {
+    auto e = rt::Event::create();
+    if (!e.ok())
+      return e.status();
+    events.push_back(std::move(*e));
+  }
+  if (auto st = events[0].record(stream); !st.ok())
+    return st;
+  for (size_t i = 0; i < impl->steps.size(); ++i) {
+    const Step &s = impl->steps[i];
+    if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream,
+                                  impl->args[i].data());
+        !st.ok())
+      return st;
+    if (auto st = events[i + 1].record(stream); !st.ok())
+      return st;
+  }
+  if (auto st = impl->copyOutputs(in, out, stream); !st.ok())
+    return st;
+  if (auto st = events.back().synchronize(); !st.ok())
+    return st;
+  kernelMs->clear();
+  for (size_t i = 0; i < impl->steps.size(); ++i) {
+    auto ms = rt::Event::elapsedMs(events[i], events[i + 1]);
+    if (!ms.ok())
+      return ms.status();
+    kernelMs->push_back(*ms);
+  }
+  return absl::OkStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// Jit
+//===----------------------------------------------------------------------===//
+
+struct Jit::Impl {
+  JitOptions options;
+  std::string target;
+  rt::KernelCache cache;
+  MLIRContext context;
+  std::mutex buildMutex; // one build at a time in the shared MLIRContext
+
+  using Result = absl::StatusOr<std::shared_ptr<Executable>>;
+  std::mutex mapMutex;
+  std::map<std::string, std::shared_future<Result>> executables;
+  int64_t hits = 0;
+
+  explicit Impl(JitOptions opts)
+      : options(std::move(opts)), cache(options.cache) {
+    DialectRegistry registry;
+    registry.insert<FusecDialect, func::FuncDialect>();
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  Result build(absl::string_view text, absl::string_view sourceName);
+};
+
+absl::StatusOr<std::unique_ptr<Jit>> Jit::create(JitOptions options) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  impl->target = impl->options.target;
+  if (impl->target.empty()) {
+    auto info = rt::deviceInfo();
+    impl->target = info.ok() ? info->arch() : "sm_90a";
+  }
+  return std::unique_ptr<Jit>(new Jit(std::move(impl)));
+}
+
+Jit::Jit(std::unique_ptr<Impl> i) : impl(std::move(i)) {}
+Jit::~Jit() = default;
+rt::KernelCacheStats Jit::cacheStats() const { return impl->cache.stats(); }
+const JitOptions &Jit::options() const { return impl->options; }
+
+int64_t Jit::executableHits() const {
+  std::lock_guard<std::mutex> lock(impl->mapMutex);
+  return impl->hits;
+}
+
+absl::StatusOr<std::shared_ptr<Executable>>
+Jit::compile(absl::string_view text, absl::string_view sourceName) {
+  // In memory the key is the exact text and options: no hashing beyond the
+  // map's own, so a hit costs a lookup.
+  std::string key =
+      absl::StrCat(impl->target, "\n", impl->options.function, "\n",
+                   impl->options.aggressivePtx ? "1" : "0", "\n", text);
+  std::promise<Impl::Result> promise;
+  std::shared_future<Impl::Result> future;
+  {
+    std::lock_guard<std::mutex> lock(impl->mapMutex);
+    auto it = impl->executables.find(key);
+    if (it != impl->executables.end()) {
+      ++impl->hits;
+      future = it->second;
+    } else {
+      impl->executables.emplace(key, promise.get_future().share());
+    }
+  }
+  if (future.valid())
+    return future.get(); // built, or being built by another thread
+
+  Impl::Result result = [&] {
+    std::lock_guard<std::mutex> lock(impl->buildMutex);
+    return impl->build(text, sourceName);
+  }();
+  if (!result.ok()) {
+    std::lock_guard<std::mutex> lock(impl->mapMutex);
+    impl->executables.erase(key); // not cached: the next call retries
+  }
+  promise.set_value(result);
+  return result;
+}
+
+Jit::Impl::Result Jit::Impl::build(absl::string_view text,
+                                   absl::string_view sourceName) {
+  // Parse and verify, collecting diagnostics with their source locations.
+  std::string diagnostics;
+  llvm::raw_string_ostream diagStream(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          StringRef(text.data(), text.size()),
+          StringRef(sourceName.data(), sourceName.size())),
+      llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagStream);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (!module || failed(verify(*module)))
+    return absl::InvalidArgumentError(diagnostics.empty() ? "invalid graph"
+                                                          : diagnostics);
+  auto func = findFunction(*module, options.function);
+  if (!func.ok())
+    return func.status();
+
+  auto exec = std::make_unique<Executable::Impl>();
+  exec->target = target;
+  for (Type t : func->getArgumentTypes()) {
+    auto info = tensorTypeInfo(t);
+    if (!info.ok())
+      return info.status();
+    exec->inputs.push_back({info->first, info->second});
+  }
+  for (Type t : func->getResultTypes()) {
+    auto info = tensorTypeInfo(t);
+    if (!info.ok())
+      return info.status();
+    exec->outputs.push_back({info->first, info->second});
+  }
+  int numIn = static_cast<int>(exec->inputs.size());
+  int numOut = static_cast<int>(exec->outputs.size());
+
+  // Pass 1: check every op and compile every kernel's PTX (no GPU needed).
+  Operation *terminator = func->getBody().front().getTerminator();
+  std::vector<std::shared_ptr<const std::string>> cubins;
+  for (Operation &op : func->getBody().front()) {
+    if (&op == terminator)
+      continue;
+    if (isa<ConstantOp>(op))
+      continue;
+    auto kernel = dyn_cast<KernelOp>(op);
+    if (!kernel)
+      return absl::UnimplementedError(absl::StrCat(
+          where(&op),
+          " is not inside a fusec.kernel that carries its PTX (fusec.ptx); "
+          "fusec's own code generation is not implemented yet"));
+    auto ptx = kernel->getAttrOfType<StringAttr>("fusec.ptx");
+    if (!ptx)
+      return absl::UnimplementedError(absl::StrCat(
+          where(&op), " has no 'fusec.ptx': fusec's own code generation is "
+                      "not implemented yet, so a kernel must carry its PTX"));
+    for (StringRef name : {"fusec.grid", "fusec.block"})
+      if (auto d = dim3Attr(kernel, name); !d.ok())
+        return d.status();
+    std::string ptxText = ptx.getValue().str();
+    auto cubin = cache.getOrCompile(
+        rt::KernelCache::makeKey({ptxText, target, "ptx->cubin"}),
+        [&] { return rt::compilePtx(ptxText, target); });
+    if (!cubin.ok())
+      return absl::Status(cubin.status().code(),
+                          absl::StrCat(where(&op), ": ", cubin.status().message()));
+    cubins.push_back(*cubin);
+  }
+
+  // Which kernel results are returned: those write straight into the
+  // caller's output buffer (the first time each is returned).
+  llvm::DenseMap<Value, int> directOutput;
+  for (auto [i, v] : llvm::enumerate(terminator->getOperands()))
+    if (isa_and_nonnull<KernelOp>(v.getDefiningOp()) && !directOutput.count(v))
+      directOutput[v] = numIn + static_cast<int>(i);
+
+  // Pass 2: buffers, modules, launch steps.
+  llvm::DenseMap<Value, int> slotOf;
+  for (auto [i, arg] : llvm::enumerate(func->getArguments()))
+    slotOf[arg] = static_cast<int>(i);
+  exec->owned.resize(numIn + numOut);
+  auto newOwnedSlot = [&](Type type) -> absl::StatusOr<int> {
+    auto buffer = rt::DeviceBuffer::allocate(tensorBytes(type));
+    if (!buffer.ok())
+      return buffer.status();
+    exec->owned.push_back(std::move(*buffer));
+    return static_cast<int>(exec->owned.size() - 1);
+  };
+  size_t kernelIndex = 0;
+  for (Operation &op : func->getBody().front()) {
+    if (&op == terminator)
+      continue;
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      auto host = elementsToHostTensor(c.getValue());
+      if (!host.ok())
+        return absl::InvalidArgumentError(
+            absl::StrCat(where(&op), ": ", host.status().message()));
+      auto slot = newOwnedSlot(c.getType());
+      if (!slot.ok())
+        return slot.status();
+      std::string bytes = toDeviceBytes(*host);
+      if (auto st = exec->owned[*slot].copyFromHost(bytes.data(), bytes.size());
+          !st.ok())
+        return st;
+      slotOf[c.getResult()] = *slot;
+      continue;
+    }
+    auto kernel = cast<KernelOp>(op);
+    auto module = rt::Module::loadCubin(*cubins[kernelIndex++]);
+    if (!module.ok())
+      return absl::Status(module.status().code(),
+                          absl::StrCat(where(&op), ": ", module.status().message()));
+    std::string entry;
+    if (auto e = kernel->getAttrOfType<StringAttr>("fusec.entry"))
+      entry = e.getValue().str();
+    else if (kernel.getName())
+      entry = kernel.getName()->str();
+    else
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(&op), " needs 'fusec.entry' (or a name) for its PTX entry"));
+    auto k = module->kernel(entry);
+    if (!k.ok())
+      return absl::Status(k.status().code(),
+                          absl::StrCat(where(&op), ": ", k.status().message()));
+    Step step;
+    step.kernel = *k;
+    step.grid = *dim3Attr(kernel, "fusec.grid");
+    step.block = *dim3Attr(kernel, "fusec.block");
+    if (auto shared = kernel->getAttrOfType<IntegerAttr>("fusec.shared"))
+      step.sharedBytes = static_cast<unsigned>(shared.getInt());
+    for (Value v : kernel.getInputs())
+      step.slots.push_back(slotOf.lookup(v));
+    for (Value r : kernel.getResults()) {
+      int slot;
+      if (auto it = directOutput.find(r); it != directOutput.end()) {
+        slot = it->second;
+      } else {
+        auto owned = newOwnedSlot(r.getType());
+        if (!owned.ok())
+          return owned.status();
+        slot = *owned;
+      }
+      slotOf[r] = slot;
+      step.slots.push_back(slot);
+    }
+    exec->modules.push_back(std::move(*module));
+    exec->steps.push_back(std::move(step));
+    exec->kernels.push_back(
+        {kernel.getName() ? kernel.getName()->str() : entry, kernel.getCost()});
+  }
+  for (auto [i, v] : llvm::enumerate(terminator->getOperands())) {
+    int out = numIn + static_cast<int>(i);
+    auto it = directOutput.find(v);
+    if (it != directOutput.end() && it->second == out)
+      continue;
+    exec->copies.push_back({static_cast<int>(i), slotOf.lookup(v),
+                            exec->outputs[i].bytes()});
+  }
+  exec->numSlots = static_cast<int>(exec->owned.size());
+  exec->prepareArgs();
+  return std::make_shared<Executable>(std::move(exec));
+}
+
+} // namespace fusec

@@ -1,0 +1,192 @@
+//===- JitTest.cpp - The embedding API --------------------------*- C++ -*-===//
+//
+// Graph checking and PTX compilation run anywhere; running needs a GPU and is
+// skipped, with the reason, without one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusec/Jit.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+using namespace fusec;
+
+namespace {
+
+std::string readExample(const std::string &name) {
+  std::ifstream in(std::string(FUSEC_SOURCE_DIR) + "/examples/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+JitOptions freshOptions(const std::string &name) {
+  JitOptions o;
+  o.cache.directory = ::testing::TempDir() + "/fusec-jit-" + name + "-" +
+                      std::to_string(getpid());
+  std::string cmd = "rm -rf '" + o.cache.directory + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  return o;
+}
+
+TEST(Jit, OpsOutsideKernelsAreReportedWithTheirLocation) {
+  auto jit = Jit::create(freshOptions("outside"));
+  ASSERT_TRUE(jit.ok());
+  auto r = (*jit)->compile(R"mlir(
+    func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = fusec.exp %a : tensor<4xf32>
+      return %0 : tensor<4xf32>
+    })mlir",
+                           "g.mlir");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(r.status().message().find("g.mlir:3:12: 'fusec.exp' is not inside a "
+                                      "fusec.kernel that carries its PTX"),
+            std::string::npos)
+      << r.status();
+}
+
+TEST(Jit, ParseErrorsCarryLocations) {
+  auto jit = Jit::create(freshOptions("parse"));
+  ASSERT_TRUE(jit.ok());
+  auto r = (*jit)->compile("func.func @f(%a: tensor<4xf32>) {\n  %0 = fusec.nope %a\n}",
+                           "bad.mlir");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bad.mlir:2:8: error: custom op 'fusec.nope' is unknown"),
+            std::string::npos)
+      << r.status();
+  // A failure is not cached: the same text fails again the same way.
+  EXPECT_FALSE((*jit)->compile("func.func @f(%a: tensor<4xf32>) {\n  %0 = fusec.nope %a\n}",
+                               "bad.mlir").ok());
+  EXPECT_EQ((*jit)->executableHits(), 0);
+}
+
+TEST(Jit, KernelsNeedLaunchShapes) {
+  auto jit = Jit::create(freshOptions("shape"));
+  ASSERT_TRUE(jit.ok());
+  auto r = (*jit)->compile(R"mlir(
+    func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = fusec.kernel "k" (%a) {fusec.ptx = ".version 8.0\n.target sm_80\n"} : (tensor<4xf32>) -> tensor<4xf32> {
+      ^bb0(%x: tensor<4xf32>):
+        fusec.yield %x : tensor<4xf32>
+      }
+      return %0 : tensor<4xf32>
+    })mlir");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("needs 'fusec.grid'"), std::string::npos)
+      << r.status();
+}
+
+TEST(Jit, CompilesPtxIntoTheDiskCacheEvenWithoutAGpu) {
+  JitOptions options = freshOptions("cubin");
+  options.target = "sm_90a";
+  options.function = "vadd";
+  auto jit = Jit::create(options);
+  ASSERT_TRUE(jit.ok());
+  std::string text = readExample("ptx/vector_add.mlir");
+  ASSERT_FALSE(text.empty());
+  auto r = (*jit)->compile(text);
+  if (rt::available().ok()) {
+    ASSERT_TRUE(r.ok()) << r.status();
+  } else {
+    ASSERT_FALSE(r.ok());
+    if (r.status().message().find("nvJitLink not found") != std::string::npos)
+      GTEST_SKIP() << r.status().message();
+    // Without a GPU the build stops at the first allocation, after the PTX
+    // was compiled and cached.
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  }
+  EXPECT_EQ((*jit)->cacheStats().compiles, 1);
+  auto again = Jit::create(options);
+  ASSERT_TRUE(again.ok());
+  (void)(*again)->compile(text);
+  EXPECT_EQ((*again)->cacheStats().diskHits, 1);
+  EXPECT_EQ((*again)->cacheStats().compiles, 0);
+}
+
+#define REQUIRE_GPU()                                                          \
+  if (absl::Status st = rt::available(); !st.ok())                             \
+  GTEST_SKIP() << "no GPU here: " << st.message()
+
+TEST(Jit, RunsTheChainGraph) {
+  REQUIRE_GPU();
+  JitOptions options = freshOptions("chain");
+  options.function = "chain";
+  auto jit = Jit::create(options);
+  ASSERT_TRUE(jit.ok());
+  auto exec = (*jit)->compile(readExample("ptx/vector_add.mlir"));
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  ASSERT_EQ((*exec)->inputs().size(), 2u);
+  ASSERT_EQ((*exec)->outputs().size(), 2u);
+  ASSERT_EQ((*exec)->kernels().size(), 2u);
+  EXPECT_EQ((*exec)->kernels()[0].name, "add_ab");
+  EXPECT_EQ((*exec)->kernels()[0].cost.bytes(), 12000);
+
+  HostTensor a = randomTensor(DType::F32, {1000}, 1);
+  HostTensor b = randomTensor(DType::F32, {1000}, 2);
+  auto stream = rt::Stream::create();
+  ASSERT_TRUE(stream.ok());
+  std::vector<rt::DeviceBuffer> bufs;
+  for (const HostTensor *t : {&a, &b}) {
+    std::string bytes = toDeviceBytes(*t);
+    auto buf = rt::DeviceBuffer::allocate(bytes.size());
+    ASSERT_TRUE(buf.ok());
+    ASSERT_TRUE(buf->copyFromHost(bytes.data(), bytes.size()).ok());
+    bufs.push_back(std::move(*buf));
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto buf = rt::DeviceBuffer::allocate(4000);
+    ASSERT_TRUE(buf.ok());
+    ASSERT_TRUE(buf->fill(0xFF).ok());
+    bufs.push_back(std::move(*buf));
+  }
+  std::vector<const rt::DeviceBuffer *> in = {&bufs[0], &bufs[1]};
+  std::vector<rt::DeviceBuffer *> out = {&bufs[2], &bufs[3]};
+  ASSERT_TRUE((*exec)->run(in, out, *stream).ok());
+  ASSERT_TRUE(stream->synchronize().ok());
+  std::string bytes(4000, '\0');
+  ASSERT_TRUE(bufs[2].copyToHost(bytes.data(), 4000).ok());
+  auto sum = fromDeviceBytes(DType::F32, {1000}, bytes);
+  ASSERT_TRUE(bufs[3].copyToHost(bytes.data(), 4000).ok());
+  auto copy = fromDeviceBytes(DType::F32, {1000}, bytes);
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(sum->data[i], roundTo(DType::F32, roundTo(DType::F32, a.data[i] + b.data[i]) + 0.5));
+    ASSERT_EQ(copy->data[i], a.data[i]);
+  }
+  // Wrong buffer counts and sizes are errors.
+  EXPECT_FALSE((*exec)->run({in[0]}, out, *stream).ok());
+  auto small = rt::DeviceBuffer::allocate(16);
+  std::vector<rt::DeviceBuffer *> badOut = {&*small, out[1]};
+  EXPECT_EQ((*exec)->run(in, badOut, *stream).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Jit, SecondCompileIsAnExecutableHitAcrossThreads) {
+  REQUIRE_GPU();
+  JitOptions options = freshOptions("threads");
+  options.function = "chain";
+  auto jit = Jit::create(options);
+  ASSERT_TRUE(jit.ok());
+  std::string text = readExample("ptx/vector_add.mlir");
+  std::vector<std::shared_ptr<Executable>> got(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      auto e = (*jit)->compile(text);
+      ASSERT_TRUE(e.ok()) << e.status();
+      got[i] = *e;
+    });
+  for (auto &t : threads)
+    t.join();
+  for (auto &e : got)
+    EXPECT_EQ(e.get(), got[0].get());
+  EXPECT_EQ((*jit)->executableHits(), 7);
+  EXPECT_EQ((*jit)->cacheStats().compiles, 1); // one PTX, used twice
+}
+
+} // namespace
