@@ -18,8 +18,15 @@ using namespace fusec;
 
 namespace {
 
+/// The source tree: $FUSEC_SOURCE_DIR (set where the binary runs elsewhere,
+/// as on the GPU machine), else where it was built from.
+std::string sourceDir() {
+  const char *env = std::getenv("FUSEC_SOURCE_DIR");
+  return env && *env ? env : FUSEC_SOURCE_DIR;
+}
+
 std::string readExample(const std::string &name) {
-  std::ifstream in(std::string(FUSEC_SOURCE_DIR) + "/examples/" + name);
+  std::ifstream in(sourceDir() + "/examples/" + name);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds (here, on a development machine) the static binaries the GPU machine
+# runs and stages them in .device/ (git-ignored), for the device tool's
+# `carry`. The GPU machine has no LLVM: everything is linked with
+# FUSEC_STATIC_LLVM=ON; Google Benchmark, which Debian ships only as a shared
+# library, travels beside the binaries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+fusec_install_deps
+B=build-gpu
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+if [ ! -f "$B/build.ninja" ]; then
+  cmake -G Ninja -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFUSEC_STATIC_LLVM=ON \
+    -DFUSEC_BUILD_BENCH=ON "${launcher[@]}"
+fi
+ninja -C "$B" fusec-opt fusec-run fusec-runtime-tests fusec-jit-tests \
+  fusec-embed-example fusec-jit-bench
+rm -rf .device/bin .device/lib && mkdir -p .device/bin .device/lib
+for t in fusec-opt fusec-run fusec-runtime-tests fusec-jit-tests fusec-embed-example fusec-jit-bench; do
+  strip -o ".device/bin/$t" "$B/bin/$t"
+done
+cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .device/lib/
+(cd .device && tar -cf - bin | xz -T2 -6 > bin.tar.xz && rm -rf bin)
+du -sh .device/*
