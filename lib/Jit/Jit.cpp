@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusec/Jit.h"
+#include "fusec/JitModule.h"
 #include "fusec/IR/Fusec.h"
 #include "fusec/Interpreter/Interpreter.h"
 
@@ -459,6 +460,15 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
   exec->numSlots = static_cast<int>(exec->owned.size());
   exec->prepareArgs();
   return std::make_shared<Executable>(std::move(exec));
+}
+
+absl::StatusOr<std::shared_ptr<Executable>> compileModule(Jit &jit,
+                                                          ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true,
+                                                      /*prettyForm=*/false));
+  return jit.compile(text, "<module>");
 }
 
 } // namespace fusec

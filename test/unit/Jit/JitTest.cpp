@@ -6,6 +6,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusec/Jit.h"
+#include "fusec/JitModule.h"
+#include "fusec/IR/Fusec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
 
 #include "gtest/gtest.h"
 
@@ -114,6 +119,27 @@ TEST(Jit, CompilesPtxIntoTheDiskCacheEvenWithoutAGpu) {
   (void)(*again)->compile(text);
   EXPECT_EQ((*again)->cacheStats().diskHits, 1);
   EXPECT_EQ((*again)->cacheStats().compiles, 0);
+}
+
+TEST(Jit, ModulesCompileLikeTextAndKeepLocations) {
+  auto jit = Jit::create(freshOptions("module"));
+  ASSERT_TRUE(jit.ok());
+  mlir::DialectRegistry registry;
+  registry.insert<FusecDialect, mlir::func::FuncDialect>();
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
+    func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = fusec.exp %a : tensor<4xf32>
+      return %0 : tensor<4xf32>
+    })mlir",
+                                                        &context, "built.mlir");
+  ASSERT_TRUE(module);
+  auto r = compileModule(**jit, *module);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("built.mlir:3:12: 'fusec.exp'"),
+            std::string::npos)
+      << r.status();
 }
 
 #define REQUIRE_GPU()                                                          \
