@@ -2,6 +2,7 @@
 # lit configuration for fusec: FileCheck tests of fusec-opt and fusec-run.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -14,6 +15,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fusec_obj_root, "test", "lit")
 
 config.substitutions.append(("%fusec_src", config.fusec_src_root))
+config.substitutions.append(("%python", sys.executable))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()

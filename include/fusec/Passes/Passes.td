@@ -45,4 +45,31 @@ def CostAnnotate : Pass<"fusec-cost-annotate"> {
   ];
 }
 
+def RooflineReport : Pass<"fusec-roofline-report", "::mlir::ModuleOp"> {
+  let summary = "Report each kernel's roofline on a target (FLOPs, bytes, SFU "
+                "ops, intensity, binding roof, predicted time), fused and "
+                "unfused, as text or JSON, with an optional SVG plot";
+  let description = [{
+    Analyzes every function: each `fusec.kernel` (and each other op, as a
+    kernel of its own) gets its FLOPs, bytes and SFU ops, its arithmetic
+    intensity, the time on each roof (HBM, tensor, FP32, SFU), the binding
+    roof, the predicted time (the largest roof plus a launch) and the
+    headroom to each other roof; the totals come for the graph as it is and
+    for the same graph unfused, with the peak live memory of each. The IR is
+    left unchanged. docs/Roofline.md documents the formula and the JSON.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"h200\"",
+           "Target: b200, h200, h100, h200-measured, or a target file">,
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "Report format: text or json">,
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write the report ('-': standard output)">,
+    Option<"svg", "svg", "std::string", /*default=*/"\"\"",
+           "Also write a roofline plot as SVG to this path">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark at each kernel with its roofline numbers">,
+  ];
+}
+
 #endif // FUSEC_PASSES_PASSES_TD

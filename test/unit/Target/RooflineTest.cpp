@@ -1,0 +1,153 @@
+//===- RooflineTest.cpp - Targets and the roofline model --------*- C++ -*-===//
+
+#include "fusec/IR/Fusec.h"
+#include "fusec/Target/Roofline.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace fusec;
+
+namespace {
+
+TEST(Target, BuiltinsLoadAndEveryFigureNamesItsSource) {
+  for (const std::string &name : {"b200", "h200", "h100"}) {
+    auto t = Target::load(name);
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->name(), name);
+    EXPECT_FALSE(t->figures().empty());
+    for (const auto &[key, fig] : t->figures()) {
+      EXPECT_GT(fig.value, 0) << name << " " << key;
+      EXPECT_FALSE(fig.source.empty()) << name << " " << key;
+      EXPECT_TRUE(Target::knownFigures().count(key)) << key;
+    }
+  }
+  EXPECT_GT(Target::load("b200")->value("tmem_kib_per_sm"), 0);
+  EXPECT_EQ(Target::load("h200")->value("tmem_kib_per_sm"), 0);
+}
+
+TEST(Target, SeedsRidgeOnB200) {
+  auto b200 = Target::load("b200");
+  ASSERT_TRUE(b200.ok());
+  // 80 TFLOPS over 8 TB/s.
+  EXPECT_DOUBLE_EQ(b200->fp32FlopsPerSecond() / b200->hbmBytesPerSecond(), 10.0);
+  EXPECT_NE(b200->source("fp32_tflops").find("seeds"), std::string::npos);
+  // tf32 for f32 operands, fp8 for both fp8 types.
+  EXPECT_DOUBLE_EQ(b200->tensorFlopsPerSecond(DType::F32), 1100e12);
+  EXPECT_DOUBLE_EQ(b200->tensorFlopsPerSecond(DType::F8E5M2), 4500e12);
+  EXPECT_DOUBLE_EQ(b200->sfuOpsPerSecond(), 16.0 * 148 * 1.965e9);
+}
+
+TEST(Target, OverridesKeepTheBase) {
+  auto t = Target::parse(R"({"base": "h100", "name": "mine",
+                             "figures": {"hbm_tb_per_s": {"value": 3.0, "source": "measured"}}})",
+                         "mine.json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->value("hbm_tb_per_s"), 3.0);
+  EXPECT_EQ(t->source("hbm_tb_per_s"), "measured");
+  EXPECT_EQ(t->value("fp32_tflops"), 67);
+  EXPECT_EQ(t->source("fp32_tflops"), "datasheet (SXM5)");
+  auto cycle = Target::parse(R"({"base": "nowhere", "name": "x", "figures": {}})", "x");
+  EXPECT_FALSE(cycle.ok());
+}
+
+class RooflineTest : public ::testing::Test {
+protected:
+  RooflineTest() {
+    registry.insert<FusecDialect, func::FuncDialect>();
+    context = std::make_unique<MLIRContext>(registry);
+    context->loadAllAvailableDialects();
+  }
+  GraphAnalysis analyze(const char *text, const char *target) {
+    module = parseSourceString<ModuleOp>(text, context.get());
+    EXPECT_TRUE(module);
+    auto t = Target::load(target);
+    EXPECT_TRUE(t.ok());
+    return analyzeFunction(*module->getOps<func::FuncOp>().begin(), *t);
+  }
+  DialectRegistry registry;
+  std::unique_ptr<MLIRContext> context;
+  OwningOpRef<ModuleOp> module;
+};
+
+TEST_F(RooflineTest, VectorAddSitsUnderTheRidge) {
+  GraphAnalysis g = analyze(R"mlir(
+    func.func @f(%a: tensor<1048576xf32>, %b: tensor<1048576xf32>) -> tensor<1048576xf32> {
+      %0 = fusec.add %a, %b : tensor<1048576xf32>
+      return %0 : tensor<1048576xf32>
+    })mlir",
+                            "b200");
+  ASSERT_EQ(g.kernels.size(), 1u);
+  const KernelAnalysis &k = g.kernels[0];
+  EXPECT_NEAR(k.cost.intensity(), 0.083, 0.001);
+  EXPECT_EQ(k.bound, Roof::Hbm);
+  EXPECT_NEAR(k.headroom(Roof::Fp32), 120.0, 1e-9);
+  EXPECT_DOUBLE_EQ(k.hbmSeconds, 12582912 / 8e12);
+  EXPECT_DOUBLE_EQ(k.predictedSeconds, 12582912 / 8e12 + 2e-6);
+}
+
+TEST_F(RooflineTest, FusionCutsBytesAndPeakMemory) {
+  // Fused, the kernel boundary moves a, b and the result (12 bytes an
+  // element); unfused, every op's operands and result move.
+  GraphAnalysis g = analyze(R"mlir(
+    func.func @f(%a: tensor<1048576xf32>, %b: tensor<1048576xf32>) -> tensor<1048576xf32> {
+      %r = fusec.kernel "chain" (%a, %b) : (tensor<1048576xf32>, tensor<1048576xf32>) -> tensor<1048576xf32> {
+      ^bb0(%x: tensor<1048576xf32>, %y: tensor<1048576xf32>):
+        %0 = fusec.add %x, %y : tensor<1048576xf32>
+        %1 = fusec.neg %0 : tensor<1048576xf32>
+        %2 = fusec.exp %1 : tensor<1048576xf32>
+        %3 = fusec.mul %2, %x : tensor<1048576xf32>
+        fusec.yield %3 : tensor<1048576xf32>
+      }
+      return %r : tensor<1048576xf32>
+    })mlir",
+                            "h200");
+  const int64_t mib4 = 4 << 20;
+  EXPECT_EQ(g.totals.kernels, 1);
+  EXPECT_EQ(g.unfusedTotals.kernels, 4);
+  EXPECT_EQ(g.totals.bytes, 3 * mib4);
+  EXPECT_EQ(g.unfusedTotals.bytes, (3 + 2 + 2 + 3) * mib4);
+  EXPECT_EQ(g.totals.flops, g.unfusedTotals.flops);
+  EXPECT_EQ(g.totals.peakBytes, 3 * mib4); // a, b and the result
+  // Unfused, each op holds its operands and result, and a stays alive for
+  // the final mul: a, b, %0 at the add, then a + two 4 MiB values per step.
+  EXPECT_EQ(g.unfusedTotals.peakBytes, 3 * mib4);
+  EXPECT_LT(g.totals.predictedSeconds, g.unfusedTotals.predictedSeconds / 3);
+  EXPECT_EQ(g.kernels[0].ops, 4);
+  EXPECT_EQ(g.kernels[0].cost.sfuOps, 1048576);
+}
+
+TEST_F(RooflineTest, AttentionIsSfuLimitedOnB200AndTensorBoundOnH200) {
+  const char *text = R"mlir(
+    func.func @f(%q: tensor<4x32x4096x128xbf16>) -> tensor<4x32x4096x128xbf16> {
+      %0 = fusec.attention %q, %q, %q {scale = 0.088 : f64} : (tensor<4x32x4096x128xbf16>, tensor<4x32x4096x128xbf16>, tensor<4x32x4096x128xbf16>) -> tensor<4x32x4096x128xbf16>
+      return %0 : tensor<4x32x4096x128xbf16>
+    })mlir";
+  KernelAnalysis b = analyze(text, "b200").kernels[0];
+  EXPECT_TRUE(b.bound == Roof::Sfu ||
+              (b.bound == Roof::Tensor && b.sfuSeconds >= 0.9 * b.tensorSeconds))
+      << roofName(b.bound) << " sfu " << b.sfuSeconds << " tensor " << b.tensorSeconds;
+  KernelAnalysis h = analyze(text, "h200").kernels[0];
+  EXPECT_EQ(h.bound, Roof::Tensor);
+  EXPECT_LT(h.sfuSeconds, 0.6 * h.tensorSeconds);
+}
+
+TEST_F(RooflineTest, MatmulTensorBoundLayerNormHbmBound) {
+  GraphAnalysis g = analyze(R"mlir(
+    func.func @f(%a: tensor<8192x8192xbf16>, %x: tensor<16384x8192xbf16>, %g: tensor<8192xbf16>) -> (tensor<8192x8192xbf16>, tensor<16384x8192xbf16>) {
+      %0 = fusec.matmul %a, %a : (tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+      %1 = fusec.layer_norm %x, %g, %g : (tensor<16384x8192xbf16>, tensor<8192xbf16>, tensor<8192xbf16>) -> tensor<16384x8192xbf16>
+      return %0, %1 : tensor<8192x8192xbf16>, tensor<16384x8192xbf16>
+    })mlir",
+                            "h200");
+  ASSERT_EQ(g.kernels.size(), 2u);
+  EXPECT_EQ(g.kernels[0].bound, Roof::Tensor);
+  EXPECT_DOUBLE_EQ(g.kernels[0].tensorSeconds, 2.0 * 8192 * 8192 * 8192 / 989e12);
+  EXPECT_EQ(g.kernels[1].bound, Roof::Hbm);
+}
+
+} // namespace
