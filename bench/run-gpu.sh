@@ -52,10 +52,18 @@ if command -v compute-sanitizer >/dev/null; then
   run memcheck-chain compute-sanitizer --tool memcheck --error-exitcode 3 \
     "$BIN/fusec-run" examples/ptx/vector_add.mlir --function=chain --runs=2 --warmup=1
 fi
+run calibrate "$BIN/fusec-calibrate" -o "$OUT/h200-measured.json"
+# The measured target must load: a roofline report against it.
+run report-measured "$BIN/fusec-opt" test/lit/Passes/Inputs/seeds.mlir \
+  --fusec-roofline-report="target=$OUT/h200-measured.json" -o /dev/null
 run jit-bench "$BIN/fusec-jit-bench" --benchmark_out="$OUT/jit_bench.json" \
   --benchmark_out_format=json --benchmark_repetitions=5 \
   --benchmark_report_aggregates_only=true
 
+echo
+echo "== calibration"
+cat "$OUT/calibrate.log"
+head -3 "$OUT/report-measured.log"
 echo
 echo "== test summaries"
 for f in runtime-tests jit-tests; do

@@ -16,9 +16,9 @@ if [ ! -f "$B/build.ninja" ]; then
     -DFUSEC_BUILD_BENCH=ON "${launcher[@]}"
 fi
 ninja -C "$B" fusec-opt fusec-run fusec-runtime-tests fusec-jit-tests \
-  fusec-embed-example fusec-jit-bench
+  fusec-embed-example fusec-jit-bench fusec-calibrate
 rm -rf .device/bin .device/lib && mkdir -p .device/bin .device/lib
-for t in fusec-opt fusec-run fusec-runtime-tests fusec-jit-tests fusec-embed-example fusec-jit-bench; do
+for t in fusec-opt fusec-run fusec-runtime-tests fusec-jit-tests fusec-embed-example fusec-jit-bench fusec-calibrate; do
   strip -o ".device/bin/$t" "$B/bin/$t"
 done
 cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .device/lib/

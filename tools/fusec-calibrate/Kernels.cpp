@@ -1,0 +1,184 @@
+//===- Kernels.cpp - PTX micro-kernels that measure a GPU's roofs -*- C++ -*-===//
+
+#include "Kernels.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace fusec::calibrate {
+
+namespace {
+const char *kHeader80 = ".version 8.0\n.target sm_80\n.address_size 64\n";
+const char *kHeader90a = ".version 8.0\n.target sm_90a\n.address_size 64\n";
+} // namespace
+
+std::string copyPtx() {
+  return absl::StrCat(kHeader80, R"(
+.visible .entry copy(.param .u64 psrc, .param .u64 pdst, .param .u64 pn)
+{
+  .reg .pred %p;
+  .reg .b32 %v<5>, %t<4>;
+  .reg .b64 %i, %n, %stride, %src, %dst, %off, %a, %b;
+  ld.param.u64 %src, [psrc];
+  ld.param.u64 %dst, [pdst];
+  ld.param.u64 %n, [pn];
+  cvta.to.global.u64 %src, %src;
+  cvta.to.global.u64 %dst, %dst;
+  mov.u32 %t1, %ctaid.x;
+  mov.u32 %t2, %ntid.x;
+  mov.u32 %t3, %tid.x;
+  mad.wide.u32 %i, %t1, %t2, 0;
+  cvt.u64.u32 %off, %t3;
+  add.u64 %i, %i, %off;
+  mov.u32 %t1, %nctaid.x;
+  mul.wide.u32 %stride, %t1, %t2;
+LOOP:
+  setp.ge.u64 %p, %i, %n;
+  @%p bra DONE;
+  shl.b64 %off, %i, 4;
+  add.u64 %a, %src, %off;
+  add.u64 %b, %dst, %off;
+  ld.global.nc.v4.u32 {%v1, %v2, %v3, %v4}, [%a];
+  st.global.v4.u32 [%b], {%v1, %v2, %v3, %v4};
+  add.u64 %i, %i, %stride;
+  bra LOOP;
+DONE:
+  ret;
+}
+)");
+}
+
+/// A loop of `chains` independent register chains, each step `step(k)`.
+static std::string chainKernel(const char *name, int chains,
+                               std::string (*step)(int)) {
+  std::string body;
+  for (int k = 0; k < chains; ++k)
+    absl::StrAppend(&body, "  ", step(k), "\n");
+  std::string init, sum;
+  for (int k = 0; k < chains; ++k) {
+    absl::StrAppend(&init, "  cvt.rn.f32.u32 %x", k, ", %ti;\n  mul.f32 %x", k,
+                    ", %x", k, ", 0f3A800000;\n  add.f32 %x", k, ", %x", k,
+                    ", 0f3F00", k, "000;\n");
+    absl::StrAppend(&sum, "  add.f32 %s, %s, %x", k, ";\n");
+  }
+  return absl::StrCat(kHeader80, ".visible .entry ", name,
+                      R"((.param .u64 pout, .param .u32 piters)
+{
+  .reg .pred %p;
+  .reg .b32 %ti, %iters, %j, %bid, %nt;
+  .reg .f32 %s, %a, %c, %x<)", chains, R"(>;
+  .reg .b64 %out, %off;
+  ld.param.u64 %out, [pout];
+  ld.param.u32 %iters, [piters];
+  mov.u32 %ti, %tid.x;
+  mov.f32 %a, 0f3F7FF000;
+  mov.f32 %c, 0f3C000000;
+)", init, R"(  mov.u32 %j, 0;
+LOOP:
+)", body, R"(  add.u32 %j, %j, 1;
+  setp.lt.u32 %p, %j, %iters;
+  @%p bra LOOP;
+  mov.f32 %s, 0f00000000;
+)", sum, R"(  mov.u32 %bid, %ctaid.x;
+  mov.u32 %nt, %ntid.x;
+  mad.lo.u32 %bid, %bid, %nt, %ti;
+  mul.wide.u32 %off, %bid, 4;
+  cvta.to.global.u64 %out, %out;
+  add.u64 %out, %out, %off;
+  st.global.f32 [%out], %s;
+  ret;
+}
+)");
+}
+
+std::string fmaPtx() {
+  return chainKernel("fma", kFmaChains, [](int k) {
+    return absl::StrCat("fma.rn.f32 %x", k, ", %x", k, ", %a, %c;");
+  });
+}
+
+std::string ex2Ptx() {
+  return chainKernel("ex2", kEx2Chains, [](int k) {
+    return absl::StrCat("ex2.approx.ftz.f32 %x", k, ", %x", k, ";");
+  });
+}
+
+std::string wgmmaPtx() {
+  std::string acc;
+  for (int i = 0; i < 128; ++i)
+    absl::StrAppend(&acc, i ? ", " : "", "%d", i);
+  std::string zero, sum;
+  for (int i = 0; i < 128; ++i) {
+    absl::StrAppend(&zero, "  mov.f32 %d", i, ", 0f00000000;\n");
+    absl::StrAppend(&sum, "  add.f32 %s, %s, %d", i, ";\n");
+  }
+  std::string mma;
+  for (int u = 0; u < kWgmmaUnroll; ++u)
+    absl::StrAppend(&mma,
+                    "  wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {",
+                    acc, "}, %da, %db, %pd, 1, 1, 0, 0;\n");
+  // Shared memory: A (m64 x k16, 2 KiB) at 0, B (n256 x k16, 8 KiB) at 8 KiB,
+  // no swizzle, core matrices 128 B apart along K and 256 B along M/N.
+  return absl::StrCat(kHeader90a, R"(
+.visible .entry wgmma(.param .u64 pout, .param .u32 piters)
+{
+  .reg .pred %p, %pd;
+  .reg .b32 %ti, %iters, %j, %w, %addr, %base, %bid, %nt;
+  .reg .f32 %s, %d<128>;
+  .reg .b64 %da, %db, %t64, %out, %off;
+  .shared .align 1024 .b8 smem[16384];
+  ld.param.u64 %out, [pout];
+  ld.param.u32 %iters, [piters];
+  mov.u32 %ti, %tid.x;
+  mov.u32 %base, smem;
+  // Fill shared memory with non-zero bf16 pairs (a hash of the index).
+  mov.u32 %j, %ti;
+FILL:
+  mul.lo.u32 %w, %j, 0x9E3779B1;
+  and.b32 %w, %w, 0x3F7F3F7F;
+  or.b32 %w, %w, 0x3C003C00;
+  shl.b32 %addr, %j, 2;
+  add.u32 %addr, %addr, %base;
+  st.shared.u32 [%addr], %w;
+  add.u32 %j, %j, 128;
+  setp.lt.u32 %p, %j, 4096;
+  @%p bra FILL;
+  bar.sync 0;
+  fence.proxy.async.shared::cta;
+  // Descriptors: start >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45.
+  shr.u32 %w, %base, 4;
+  and.b32 %w, %w, 0x3FFF;
+  cvt.u64.u32 %da, %w;
+  or.b64 %da, %da, 0x0000001000080000;
+  add.u32 %w, %base, 8192;
+  shr.u32 %w, %w, 4;
+  and.b32 %w, %w, 0x3FFF;
+  cvt.u64.u32 %db, %w;
+  or.b64 %db, %db, 0x0000001000080000;
+)", zero, R"(  setp.ne.u32 %pd, 1, 0;
+  mov.u32 %j, 0;
+  wgmma.fence.sync.aligned;
+LOOP:
+)", mma, R"(  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 1;
+  add.u32 %j, %j, 1;
+  setp.lt.u32 %p, %j, %iters;
+  @%p bra LOOP;
+  wgmma.wait_group.sync.aligned 0;
+  mov.f32 %s, 0f00000000;
+)", sum, R"(  mov.u32 %bid, %ctaid.x;
+  mov.u32 %nt, %ntid.x;
+  mad.lo.u32 %bid, %bid, %nt, %ti;
+  mul.wide.u32 %off, %bid, 4;
+  cvta.to.global.u64 %out, %out;
+  add.u64 %out, %out, %off;
+  st.global.f32 [%out], %s;
+  ret;
+}
+)");
+}
+
+std::string emptyPtx() {
+  return absl::StrCat(kHeader80, ".visible .entry empty()\n{\n  ret;\n}\n");
+}
+
+} // namespace fusec::calibrate
