@@ -21,4 +21,4 @@ llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["fusec-opt", "fusec-run"], [config.fusec_tools_dir])
+    ["fusec-opt", "fusec-run", "fusec-compile"], [config.fusec_tools_dir])

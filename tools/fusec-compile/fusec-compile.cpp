@@ -1,0 +1,137 @@
+//===- fusec-compile.cpp - The end-to-end fusec driver ----------*- C++ -*-===//
+//
+// IN.mlir -> the fusec pipeline for a target -> OUT, with the roofline report
+// and plot on request. Stages that do not exist yet (fusion and the rest of
+// the optimizing pipeline, code generation, ONNX import) are refused with a
+// message that says so, never skipped silently.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusec/IR/Fusec.h"
+#include "fusec/Passes/Passes.h"
+#include "fusec/Target/Roofline.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("fusec-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<IN.mlir>"),
+                                      cl::init("-"), cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("OUT"), cl::init("-"),
+                                       cl::cat(category));
+static cl::opt<std::string> target(
+    "target",
+    cl::desc("b200, h200, h100, h200-measured, or a target file (default h200)"),
+    cl::init("h200"), cl::cat(category));
+static cl::opt<std::string> emit("emit",
+                                 cl::desc("What to write: mlir (default), kernels, ptx"),
+                                 cl::init("mlir"), cl::cat(category));
+static cl::opt<std::string> precision(
+    "precision", cl::desc("Storage precision policy: fp32 (default), bf16, fp16, fp8"),
+    cl::init("fp32"), cl::cat(category));
+static cl::opt<bool> noAggressivePtx(
+    "no-aggressive-ptx",
+    cl::desc("Turn off aggressive PTX (cache-hinted loads) in code generation"),
+    cl::cat(category));
+static cl::opt<std::string> report("report",
+                                   cl::desc("Write the roofline report as JSON"),
+                                   cl::value_desc("R.json"), cl::cat(category));
+static cl::opt<std::string> svg("roofline-svg",
+                                cl::desc("Write the roofline plot as SVG"),
+                                cl::value_desc("R.svg"), cl::cat(category));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::errs() << "fusec-compile: error: " << msg << "\n";
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "fusec-compile: the end-to-end fusec driver\n");
+
+  if (emit != "mlir" && emit != "kernels" && emit != "ptx")
+    return fail("--emit=" + emit + ": expected mlir, kernels or ptx");
+  if (emit != "mlir")
+    return fail("--emit=" + emit +
+                " needs fusion and code generation, which fusec does not have "
+                "yet (issues #5 and #6); --emit=mlir works");
+  if (precision != "fp32" && precision != "bf16" && precision != "fp16" &&
+      precision != "fp8")
+    return fail("--precision=" + precision + ": expected fp32, bf16, fp16 or fp8");
+  if (precision != "fp32")
+    return fail("--precision=" + precision +
+                " needs the precision-lowering pass, which fusec does not have "
+                "yet (issue #5)");
+  if (llvm::StringRef(inputFile).ends_with(".onnx"))
+    return fail("ONNX import is not implemented yet (issue #7)");
+
+  auto loaded = fusec::Target::load(target);
+  if (!loaded.ok())
+    return fail(std::string(loaded.status().message()));
+
+  DialectRegistry registry;
+  registry.insert<fusec::FusecDialect, func::FuncDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module || failed(verify(*module)))
+    return 1;
+
+  // The pipeline as far as it exists: decompose composites, then tidy.
+  PassManager pm(&context);
+  pm.addPass(fusec::createDecompose());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (failed(pm.run(*module)))
+    return 1;
+
+  if (!report.empty() || !svg.empty()) {
+    std::vector<fusec::GraphAnalysis> graphs;
+    for (auto func : module->getOps<func::FuncOp>())
+      if (!func.isExternal())
+        graphs.push_back(fusec::analyzeFunction(func, *loaded));
+    auto write = [&](const std::string &path, const std::string &text) {
+      auto out = openOutputFile(path, &error);
+      if (!out)
+        return false;
+      out->os() << text;
+      out->keep();
+      return true;
+    };
+    if (!report.empty() && !write(report, fusec::formatReportJson(graphs, *loaded)))
+      return fail(error);
+    if (!svg.empty() && !write(svg, fusec::formatRooflineSvg(graphs, *loaded)))
+      return fail(error);
+  }
+
+  auto output = openOutputFile(outputFile, &error);
+  if (!output)
+    return fail(error);
+  module->print(output->os());
+  output->keep();
+  return 0;
+}
