@@ -759,7 +759,8 @@ checkPipelinePreservesSemantics(ModuleOp module, absl::string_view pipeline,
                                      expected.status().message()));
 
   OwningOpRef<ModuleOp> transformed(cast<ModuleOp>(module->clone()));
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  PassManager pm(module.getContext(), ModuleOp::getOperationName(),
+                 OpPassManager::Nesting::Implicit);
   std::string errors;
   llvm::raw_string_ostream errStream(errors);
   if (failed(parsePassPipeline(llvm::StringRef(pipeline.data(), pipeline.size()),

@@ -142,12 +142,15 @@ struct Liveness {
     int n = static_cast<int>(nodes.size());
     for (Value r : returned)
       touch(r, n, false);
-    int64_t best = 0;
-    for (int t = -1; t <= n; ++t) {
-      int64_t sum = 0;
-      for (auto &kv : live)
-        if (kv.second.start <= t && t <= kv.second.end)
-          sum += kv.second.bytes;
+    // Sweep: +bytes where an interval starts, -bytes after it ends.
+    std::vector<int64_t> delta(n + 3, 0);
+    for (auto &kv : live) {
+      delta[kv.second.start + 1] += kv.second.bytes;
+      delta[kv.second.end + 2] -= kv.second.bytes;
+    }
+    int64_t best = 0, sum = 0;
+    for (int t = 0; t <= n + 1; ++t) {
+      sum += delta[t];
       best = std::max(best, sum);
     }
     return best;

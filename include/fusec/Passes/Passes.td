@@ -72,4 +72,43 @@ def RooflineReport : Pass<"fusec-roofline-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def Fuse : Pass<"fusec-fuse", "::mlir::ModuleOp"> {
+  let summary = "Cost-guided fusion of ops into fusec.kernel regions "
+                "(vertical, horizontal, matmul epilogues), memory-aware";
+  let description = [{
+    Greedy by priority, where a merge's priority is the predicted time it
+    saves on the target: the two kernels' roofline times (launch included)
+    minus the merged kernel's. Candidates are producer/consumer pairs
+    (vertical) and kernels that read the same tensor (horizontal).
+
+    Legality, checked for every merge:
+    - no cycle: no path between the two kernels through a third;
+    - one iteration domain: every op of a kernel iterates over the same
+      shape D, or, with reductions, over D or D without its reduced
+      dimensions; all reductions in a kernel reduce the same dimensions of
+      the same shape (so layer_norm, rms_norm and softmax each become one
+      kernel);
+    - a matmul is only ever the root of a kernel whose other ops are its
+      elementwise epilogue on its result's shape (bias, activation,
+      residual); such kernels carry `fusec.matmul_epilogue` for the
+      tensor-core code generator; two matmuls never share a kernel;
+    - attention (the runtime's library kernel) stays a top-level op; the
+      data-movement ops transpose, slice, concat and gather are never fused
+      with others; reshapes and constants are free and stay outside (splat
+      constants are copied into the kernels that use them).
+
+    Memory-aware: if the fused graph's peak live memory would exceed the
+    unfused graph's, only the longest prefix of the merges that keeps it
+    within is applied, and a remark says so. Every op that costs something
+    ends up in a kernel (a kernel of one op if nothing fuses with it).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"h200\"",
+           "Target whose roofline prices each merge">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for each merge, with the time it saves">,
+  ];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 #endif // FUSEC_PASSES_PASSES_TD

@@ -1,0 +1,688 @@
+//===- Fusion.cpp - Cost-guided kernel fusion -------------------*- C++ -*-===//
+//
+// Groups the ops of a function into fusec.kernel regions, greedily by the
+// predicted time each merge saves on the target's roofline. See Passes.td
+// for the legality rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fusec/Passes/Passes.h"
+#include "fusec/Target/Roofline.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <queue>
+
+namespace fusec {
+#define GEN_PASS_DEF_FUSE
+#include "fusec/Passes/Passes.h.inc"
+} // namespace fusec
+
+using namespace mlir;
+using namespace fusec;
+
+namespace {
+
+enum class Kind { Elementwise, Reduce, Matmul, Fixed, Free };
+
+Kind kindOf(Operation *op) {
+  if (auto c = dyn_cast<ConstantOp>(op))
+    return Kind::Free;
+  // Attention is a call of the runtime's library kernel, not a generated
+  // one: it stays a top-level op, like the free reshapes.
+  if (isa<ReshapeOp, AttentionOp>(op))
+    return Kind::Free;
+  if (isa<ReduceOp>(op))
+    return Kind::Reduce;
+  if (isa<MatmulOp>(op))
+    return Kind::Matmul;
+  if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp, KernelOp>(op))
+    return Kind::Fixed;
+  if (isa<CostOpInterface>(op))
+    return Kind::Elementwise; // elementwise, cast, broadcast
+  return Kind::Fixed;
+}
+
+bool isSplatConstant(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  return c && isa<SplatElementsAttr>(c.getValue());
+}
+
+DType dtypeOf(Type t) {
+  Type e = getElementTypeOrSelf(t);
+  if (e.isF16())
+    return DType::F16;
+  if (e.isBF16())
+    return DType::BF16;
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(e))
+    return DType::F8E4M3FN;
+  return DType::F32;
+}
+
+using Shape = SmallVector<int64_t, 4>;
+
+Shape shapeOf(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return Shape(t.getShape().begin(), t.getShape().end());
+}
+
+/// A group of ops that will become one kernel.
+struct Group {
+  int id = 0;
+  int version = 0;
+  bool alive = true;
+  SmallVector<int, 4> ops; // indices into Fuser::ops, increasing
+  bool hasMatmul = false;
+  bool hasReduce = false;
+  Shape reduceInput;           // the shape all reductions reduce
+  SmallVector<int64_t, 2> dims; // the dimensions they reduce
+  Shape domain;                // D (see Passes.td)
+  double fp32 = 0, tensor = 0, sfu = 0; // seconds of compute work
+  llvm::SetVector<Value> inputs, outputs;
+  int minIndex = 0, maxIndex = 0;
+};
+
+struct Candidate {
+  double benefit;
+  int a, b, va, vb;
+  bool operator<(const Candidate &o) const { return benefit < o.benefit; }
+};
+
+class Fuser {
+public:
+  Fuser(func::FuncOp func, const Target &target, bool remarks)
+      : func(func), target(target), remarks(remarks) {}
+
+  LogicalResult run();
+
+private:
+  // Setup and costs.
+  void collect();
+  double seconds(const Group &g) const;
+  double bytesOf(const llvm::SetVector<Value> &values) const;
+  bool returned(Value v) const { return returnedValues.contains(v); }
+  int groupOfOp(Operation *op) const {
+    auto it = opIndex.find(op);
+    if (it == opIndex.end())
+      return -1;
+    return find(it->second);
+  }
+  int find(int opIdx) const {
+    int g = opGroup[opIdx];
+    while (groupParent[g] != g)
+      g = groupParent[g];
+    return g;
+  }
+
+  // Merging.
+  std::optional<Group> tryMerge(const Group &a, const Group &b,
+                                bool vertical) const;
+  bool reaches(int from, int to, int skipDirect) const;
+  SmallVector<int> successors(const Group &g) const;
+  void pushCandidates(int g);
+  void applyMerges(size_t count);
+
+  // Output.
+  int64_t peakOf(bool fused) const;
+  LogicalResult materialize();
+
+  mutable func::FuncOp func;
+  const Target &target;
+  bool remarks;
+
+  std::vector<Operation *> ops;
+  llvm::DenseMap<Operation *, int> opIndex;
+  std::vector<int> opGroup;     // op index -> group id (or -1 if ungrouped)
+  std::vector<int> groupParent; // union-find over group ids
+  std::vector<Group> groups;
+  std::vector<Group> initial;
+  llvm::DenseSet<Value> returnedValues;
+  std::priority_queue<Candidate> queue;
+  std::vector<std::pair<int, int>> merges; // (kept, absorbed) in order
+};
+
+void Fuser::collect() {
+  Block &body = func.getBody().front();
+  for (Value v : body.getTerminator()->getOperands())
+    returnedValues.insert(v);
+  for (Operation &op : body) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    opIndex[&op] = static_cast<int>(ops.size());
+    ops.push_back(&op);
+  }
+  opGroup.assign(ops.size(), -1);
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    Kind k = kindOf(op);
+    if (k == Kind::Free)
+      continue;
+    Group g;
+    g.id = static_cast<int>(groups.size());
+    g.ops.push_back(static_cast<int>(i));
+    g.minIndex = g.maxIndex = static_cast<int>(i);
+    g.hasMatmul = k == Kind::Matmul;
+    g.hasReduce = k == Kind::Reduce;
+    if (auto r = dyn_cast<ReduceOp>(op)) {
+      g.reduceInput = shapeOf(r.getInput());
+      g.dims.assign(r.getDims().begin(), r.getDims().end());
+      llvm::sort(g.dims);
+      g.domain = g.reduceInput;
+    } else if (op->getNumResults() == 1) {
+      g.domain = shapeOf(op->getResult(0));
+    }
+    if (auto costed = dyn_cast<CostOpInterface>(op)) {
+      OpCost c = costed.getCost();
+      if (k == Kind::Matmul || isa<AttentionOp>(op))
+        g.tensor = c.flops / target.tensorFlopsPerSecond(
+                                 dtypeOf(op->getOperand(0).getType()));
+      else
+        g.fp32 = c.flops / target.fp32FlopsPerSecond();
+      g.sfu = c.sfuOps / target.sfuOpsPerSecond();
+    }
+    for (Value v : op->getOperands())
+      if (!isSplatConstant(v))
+        g.inputs.insert(v);
+    for (Value r : op->getResults())
+      g.outputs.insert(r);
+    opGroup[i] = g.id;
+    groupParent.push_back(g.id);
+    groups.push_back(std::move(g));
+  }
+  initial = groups;
+}
+
+double Fuser::bytesOf(const llvm::SetVector<Value> &values) const {
+  double b = 0;
+  for (Value v : values)
+    b += tensorBytes(v.getType());
+  return b;
+}
+
+double Fuser::seconds(const Group &g) const {
+  double hbm = (bytesOf(g.inputs) + bytesOf(g.outputs)) / target.hbmBytesPerSecond();
+  return std::max({hbm, g.fp32, g.tensor, g.sfu}) + target.launchSeconds();
+}
+
+SmallVector<int> Fuser::successors(const Group &g) const {
+  SmallVector<int> out;
+  for (Value v : g.outputs)
+    for (Operation *user : v.getUsers()) {
+      int ug = groupOfOp(user);
+      if (ug < 0 || ug == g.id) {
+        // A free op (reshape) passes the dependence on to its users.
+        if (ug < 0 && opIndex.count(user) && kindOf(user) == Kind::Free)
+          for (Value r : user->getResults())
+            for (Operation *u2 : r.getUsers()) {
+              int g2 = groupOfOp(u2);
+              if (g2 >= 0 && g2 != g.id && !llvm::is_contained(out, g2))
+                out.push_back(g2);
+            }
+        continue;
+      }
+      if (!llvm::is_contained(out, ug))
+        out.push_back(ug);
+    }
+  return out;
+}
+
+/// Is there a path from group `from` to group `to` that passes through at
+/// least one other group? (`skipDirect`: ignore the direct edge.)
+bool Fuser::reaches(int from, int to, int skipDirect) const {
+  SmallVector<int, 16> stack;
+  llvm::DenseSet<int> seen;
+  for (int s : successors(groups[from]))
+    if (!(skipDirect && s == to))
+      stack.push_back(s);
+  int limit = groups[to].maxIndex;
+  while (!stack.empty()) {
+    int g = stack.pop_back_val();
+    if (g == to)
+      return true;
+    if (!seen.insert(g).second || groups[g].minIndex > limit)
+      continue;
+    for (int s : successors(groups[g]))
+      stack.push_back(s);
+  }
+  return false;
+}
+
+/// The merged group, or nothing if the merge is illegal.
+std::optional<Group> Fuser::tryMerge(const Group &a, const Group &b,
+                                     bool vertical) const {
+  auto fixed = [&](const Group &g) {
+    return g.ops.size() == 1 && kindOf(ops[g.ops[0]]) == Kind::Fixed;
+  };
+  if (fixed(a) || fixed(b))
+    return std::nullopt;
+  // Matmul: only as the root of an elementwise epilogue.
+  if (a.hasMatmul && b.hasMatmul)
+    return std::nullopt;
+  if (a.hasMatmul || b.hasMatmul) {
+    const Group &mm = a.hasMatmul ? a : b;
+    const Group &epi = a.hasMatmul ? b : a;
+    if (!vertical || epi.hasReduce || mm.hasReduce || &mm != &a)
+      return std::nullopt;
+    if (epi.domain != mm.domain)
+      return std::nullopt;
+  }
+  // A side producer: a small elementwise group (a per-feature vector, say)
+  // whose results the consumer only broadcasts; it is recomputed inside the
+  // consumer's iteration domain.
+  bool side = false;
+  if (vertical && !a.hasReduce && !a.hasMatmul && a.domain != b.domain &&
+      !returned(a.outputs.front())) {
+    side = true;
+    for (Value v : a.outputs)
+      for (Operation *user : v.getUsers())
+        side &= groupOfOp(user) == b.id && isa<BroadcastOp>(user) &&
+                !returned(v);
+  }
+  Group m;
+  m.id = a.id;
+  m.version = a.version + 1;
+  m.hasMatmul = a.hasMatmul || b.hasMatmul;
+  m.hasReduce = a.hasReduce || b.hasReduce;
+  if (a.hasReduce && b.hasReduce &&
+      (a.reduceInput != b.reduceInput || a.dims != b.dims))
+    return std::nullopt;
+  m.reduceInput = a.hasReduce ? a.reduceInput : b.reduceInput;
+  m.dims = a.hasReduce ? a.dims : b.dims;
+  // One iteration domain: D, or D without the reduced dims.
+  if (m.hasReduce) {
+    Shape rowShape;
+    for (auto [i, d] : llvm::enumerate(m.reduceInput))
+      if (!llvm::is_contained(m.dims, static_cast<int64_t>(i)))
+        rowShape.push_back(d);
+    for (const Group *g : {&a, &b})
+      if (!g->hasReduce && g->domain != m.reduceInput && g->domain != rowShape &&
+          !(side && g == &a))
+        return std::nullopt;
+    m.domain = m.reduceInput;
+  } else {
+    if (a.domain != b.domain && !side)
+      return std::nullopt;
+    m.domain = side ? b.domain : a.domain;
+  }
+  // No cycles through a third group.
+  if (reaches(a.id, b.id, /*skipDirect=*/true) ||
+      reaches(b.id, a.id, /*skipDirect=*/true))
+    return std::nullopt;
+
+  m.ops = a.ops;
+  m.ops.append(b.ops.begin(), b.ops.end());
+  llvm::sort(m.ops);
+  m.minIndex = std::min(a.minIndex, b.minIndex);
+  m.maxIndex = std::max(a.maxIndex, b.maxIndex);
+  m.fp32 = a.fp32 + b.fp32;
+  m.tensor = a.tensor + b.tensor;
+  m.sfu = a.sfu + b.sfu;
+  llvm::SmallDenseSet<int, 8> members = {a.id, b.id};
+  auto inside = [&](Operation *op) {
+    int g = groupOfOp(op);
+    return g >= 0 && members.contains(g);
+  };
+  for (const Group *g : {&a, &b})
+    for (Value v : g->inputs) {
+      Operation *def = v.getDefiningOp();
+      if (!def || !inside(def))
+        m.inputs.insert(v);
+    }
+  for (const Group *g : {&a, &b})
+    for (Value v : g->outputs) {
+      bool escapes = returned(v);
+      for (Operation *user : v.getUsers())
+        escapes |= !inside(user);
+      if (escapes)
+        m.outputs.insert(v);
+    }
+  return m;
+}
+
+void Fuser::pushCandidates(int gi) {
+  const Group &g = groups[gi];
+  auto consider = [&](int other, bool vertical) {
+    if (other < 0 || other == gi || !groups[other].alive)
+      return;
+    const Group &a = vertical ? groups[other] : g; // producer first
+    const Group &b = vertical ? g : groups[other];
+    auto m = tryMerge(a, b, vertical);
+    if (!m)
+      return;
+    double benefit = seconds(a) + seconds(b) - seconds(*m);
+    if (benefit > 0)
+      queue.push({benefit, a.id, b.id, a.version, b.version});
+  };
+  // Producers of this group's inputs, and other readers of its inputs.
+  for (Value v : g.inputs) {
+    if (Operation *def = v.getDefiningOp())
+      consider(groupOfOp(def), /*vertical=*/true);
+    int siblings = 0;
+    for (Operation *user : v.getUsers()) {
+      int ug = groupOfOp(user);
+      if (ug >= 0 && ug != gi && siblings++ < 8)
+        consider(ug, /*vertical=*/false);
+    }
+  }
+  // Consumers of its outputs.
+  for (Value v : g.outputs)
+    for (Operation *user : v.getUsers()) {
+      int ug = groupOfOp(user);
+      if (ug < 0 || ug == gi || !groups[ug].alive)
+        continue;
+      auto m = tryMerge(g, groups[ug], /*vertical=*/true);
+      if (!m)
+        continue;
+      double benefit = seconds(g) + seconds(groups[ug]) - seconds(*m);
+      if (benefit > 0)
+        queue.push({benefit, g.id, ug, g.version, groups[ug].version});
+    }
+}
+
+void Fuser::applyMerges(size_t count) {
+  groups = initial;
+  for (auto [i, g] : llvm::enumerate(groupParent))
+    g = static_cast<int>(i);
+  for (size_t i = 0; i < count; ++i) {
+    auto [a, b] = merges[i];
+    bool vertical = false;
+    for (Value v : groups[b].inputs)
+      if (Operation *def = v.getDefiningOp())
+        vertical |= groupOfOp(def) == a;
+    auto m = tryMerge(groups[a], groups[b], vertical);
+    if (!m) // cannot happen: the same merges, in the same order
+      continue;
+    groups[a] = std::move(*m);
+    groups[b].alive = false;
+    groupParent[b] = a;
+  }
+}
+
+LogicalResult Fuser::run() {
+  collect();
+  for (const Group &g : groups)
+    pushCandidates(g.id);
+  while (!queue.empty()) {
+    Candidate c = queue.top();
+    queue.pop();
+    Group &a = groups[c.a];
+    Group &b = groups[c.b];
+    if (!a.alive || !b.alive)
+      continue;
+    bool vertical = false;
+    for (Value v : b.inputs)
+      if (Operation *def = v.getDefiningOp())
+        vertical |= groupOfOp(def) == c.a;
+    if (a.version != c.va || b.version != c.vb) {
+      // Stale: re-price it.
+      auto m = tryMerge(a, b, vertical);
+      if (m) {
+        double benefit = seconds(a) + seconds(b) - seconds(*m);
+        if (benefit > 0)
+          queue.push({benefit, a.id, b.id, a.version, b.version});
+      }
+      continue;
+    }
+    auto m = tryMerge(a, b, vertical);
+    if (!m)
+      continue;
+    if (remarks)
+      emitRooflineRemark(ops[b.ops.front()], target,
+                         llvm::Twine("fused with ") +
+                             ops[a.ops.front()]->getName().getStringRef() +
+                             " (saves " +
+                             llvm::Twine(static_cast<int64_t>(c.benefit * 1e9)) +
+                             " ns)");
+    merges.push_back({a.id, b.id});
+    groups[a.id] = std::move(*m);
+    b.alive = false;
+    groupParent[b.id] = a.id;
+    pushCandidates(a.id);
+  }
+
+  // Memory: never above the unfused graph's peak.
+  int64_t unfusedPeak = peakOf(/*fused=*/false);
+  if (peakOf(/*fused=*/true) > unfusedPeak) {
+    size_t lo = 0, hi = merges.size();
+    while (lo < hi) { // the longest prefix that stays within
+      size_t mid = (lo + hi + 1) / 2;
+      applyMerges(mid);
+      if (peakOf(true) <= unfusedPeak)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    func.emitRemark() << "fusion stopped after " << lo << " of "
+                      << merges.size()
+                      << " merges: the next would raise peak memory above the "
+                         "unfused graph's "
+                      << unfusedPeak << " bytes";
+    applyMerges(lo);
+  }
+  return materialize();
+}
+
+/// Peak live bytes running the groups (fused) or the ops (unfused) in a
+/// topological order that follows the original one.
+int64_t Fuser::peakOf(bool fused) const {
+  // Node per group (fused) or per op; a node runs at the position of its
+  // last op, which respects dependencies.
+  struct Node {
+    int at;
+    SmallVector<Value, 4> defs, uses;
+  };
+  std::vector<Node> nodes;
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    if (isa<ConstantOp>(op) && isSplatConstant(op->getResult(0)))
+      continue;
+    int g = opGroup[i] < 0 ? -1 : find(static_cast<int>(i));
+    if (fused && g >= 0) {
+      if (groups[g].maxIndex != static_cast<int>(i))
+        continue;
+      nodes.push_back({static_cast<int>(i),
+                       SmallVector<Value, 4>(groups[g].outputs.begin(), groups[g].outputs.end()),
+                       SmallVector<Value, 4>(groups[g].inputs.begin(), groups[g].inputs.end())});
+      continue;
+    }
+    Node n{static_cast<int>(i), {}, {}};
+    for (Value r : op->getResults())
+      n.defs.push_back(r);
+    for (Value v : op->getOperands())
+      if (!isSplatConstant(v))
+        n.uses.push_back(v);
+    nodes.push_back(std::move(n));
+  }
+  llvm::DenseMap<Value, std::pair<int, int>> live; // first, last node
+  for (Value a : func.getArguments())
+    live[a] = {-1, -1};
+  for (auto [i, n] : llvm::enumerate(nodes)) {
+    for (Value d : n.defs)
+      live.try_emplace(d, static_cast<int>(i), static_cast<int>(i));
+    for (Value u : n.uses) {
+      auto it = live.find(u);
+      if (it != live.end())
+        it->second.second = std::max(it->second.second, static_cast<int>(i));
+    }
+  }
+  int end = static_cast<int>(nodes.size());
+  for (Value r : returnedValues)
+    if (live.count(r))
+      live[r].second = end;
+  std::vector<int64_t> delta(nodes.size() + 3, 0);
+  for (auto &[v, span] : live) {
+    delta[span.first + 1] += tensorBytes(v.getType());
+    delta[span.second + 2] -= tensorBytes(v.getType());
+  }
+  int64_t best = 0, sum = 0;
+  for (int64_t d : delta) {
+    sum += d;
+    best = std::max(best, sum);
+  }
+  return best;
+}
+
+LogicalResult Fuser::materialize() {
+  Block &body = func.getBody().front();
+  Operation *terminator = body.getTerminator();
+  // Units: each live group at its last op's position; ungrouped ops (free or
+  // fixed) at their own. Groups are convex enough for this to be a valid
+  // order: a group's inputs come from units ending before its last op.
+  // Build units in the order of the positions, then topologically sort them
+  // to be safe.
+  struct Unit {
+    int group = -1; // or -1 for a lone op
+    Operation *op = nullptr;
+    int position = 0;
+  };
+  std::vector<Unit> units;
+  llvm::DenseMap<Value, int> producer; // value -> unit
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    int g = opGroup[i] < 0 ? -1 : find(static_cast<int>(i));
+    if (g < 0) {
+      units.push_back({-1, op, static_cast<int>(i)});
+      for (Value r : op->getResults())
+        producer[r] = static_cast<int>(units.size() - 1);
+    } else if (groups[g].maxIndex == static_cast<int>(i)) {
+      units.push_back({g, nullptr, static_cast<int>(i)});
+      for (int oi : groups[g].ops)
+        for (Value r : ops[oi]->getResults())
+          producer[r] = static_cast<int>(units.size() - 1);
+    }
+  }
+  // Kahn's algorithm, ties broken by position.
+  std::vector<SmallVector<int, 4>> succ(units.size());
+  std::vector<int> indegree(units.size(), 0);
+  for (auto [ui, u] : llvm::enumerate(units)) {
+    llvm::SmallDenseSet<int, 8> preds;
+    auto addUses = [&](Operation *op) {
+      for (Value v : op->getOperands()) {
+        auto it = producer.find(v);
+        if (it != producer.end() && it->second != static_cast<int>(ui))
+          preds.insert(it->second);
+      }
+    };
+    if (u.op)
+      addUses(u.op);
+    else
+      for (int oi : groups[u.group].ops)
+        addUses(ops[oi]);
+    for (int p : preds) {
+      succ[p].push_back(static_cast<int>(ui));
+      ++indegree[ui];
+    }
+  }
+  std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>,
+                      std::greater<>>
+      ready;
+  for (auto [ui, u] : llvm::enumerate(units))
+    if (indegree[ui] == 0)
+      ready.push({u.position, static_cast<int>(ui)});
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int ui = ready.top().second;
+    ready.pop();
+    order.push_back(ui);
+    for (int s : succ[ui])
+      if (--indegree[s] == 0)
+        ready.push({units[s].position, s});
+  }
+  if (order.size() != units.size())
+    return func.emitError("fusec-fuse: internal error: the fused graph has a cycle");
+
+  OpBuilder builder(terminator);
+  int kernelCount = 0;
+  llvm::DenseMap<Value, Value> replacement;
+  std::vector<Operation *> erase;
+  for (int ui : order) {
+    Unit &u = units[ui];
+    if (u.op) {
+      u.op->moveBefore(terminator);
+      continue;
+    }
+    Group &g = groups[u.group];
+    // Earlier kernels replaced some of these values (and the operands of
+    // this group's ops) with their results: use the replacements.
+    SmallVector<Value> inputs;
+    for (Value v : g.inputs)
+      inputs.push_back(replacement.lookup(v) ? replacement.lookup(v) : v);
+    SmallVector<Value> outputs(g.outputs.begin(), g.outputs.end());
+    SmallVector<Type> resultTypes;
+    for (Value v : outputs)
+      resultTypes.push_back(v.getType());
+    // A name that says what the kernel does: its first and last ops.
+    std::string name = "k" + std::to_string(kernelCount++);
+    auto opName = [](Operation *op) {
+      return op->getName().stripDialect().str();
+    };
+    name += "_" + opName(ops[g.ops.front()]);
+    if (g.ops.size() > 1)
+      name += "_" + opName(ops[g.ops.back()]);
+    builder.setInsertionPoint(terminator);
+    Location loc = ops[g.ops.back()]->getLoc();
+    auto kernel = KernelOp::create(builder, loc, resultTypes, inputs,
+                                   builder.getStringAttr(name));
+    if (g.hasMatmul && g.ops.size() > 1)
+      kernel->setAttr("fusec.matmul_epilogue", builder.getUnitAttr());
+    Block *kb = new Block();
+    kernel.getBody().push_back(kb);
+    IRMapping map;
+    for (auto [orig, in] : llvm::zip(g.inputs, inputs)) {
+      BlockArgument arg = kb->addArgument(in.getType(), in.getLoc());
+      map.map(orig, arg);
+      map.map(in, arg);
+    }
+    OpBuilder inner = OpBuilder::atBlockEnd(kb);
+    for (int oi : g.ops) {
+      Operation *op = ops[oi];
+      for (Value v : op->getOperands())
+        if (!map.contains(v) && isSplatConstant(v))
+          map.map(v, inner.clone(*v.getDefiningOp())->getResult(0));
+      inner.clone(*op, map);
+      erase.push_back(op);
+    }
+    SmallVector<Value> yielded;
+    for (Value v : outputs)
+      yielded.push_back(map.lookup(v));
+    YieldOp::create(inner, loc, yielded);
+    for (auto [orig, res] : llvm::zip(outputs, kernel.getResults())) {
+      replacement[orig] = res;
+      orig.replaceUsesWithIf(res, [&](OpOperand &use) {
+        return !kernel->isAncestor(use.getOwner());
+      });
+    }
+  }
+  for (Operation *op : llvm::reverse(erase))
+    op->erase();
+  // Splat constants now used only inside kernels are dead.
+  for (Operation &op : llvm::make_early_inc_range(body))
+    if (isa<ConstantOp>(op) && op.use_empty())
+      op.erase();
+  return success();
+}
+
+class FusePass : public fusec::impl::FuseBase<FusePass> {
+public:
+  using FuseBase::FuseBase;
+
+  void runOnOperation() override {
+    auto loaded = Target::load(target);
+    if (!loaded.ok()) {
+      getOperation().emitError() << "fusec-fuse: "
+                                 << std::string(loaded.status().message());
+      return signalPassFailure();
+    }
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      Fuser fuser(func, *loaded, remarks);
+      if (failed(fuser.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
