@@ -111,4 +111,51 @@ def Fuse : Pass<"fusec-fuse", "::mlir::ModuleOp"> {
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def Tile : Pass<"fusec-tile", "::mlir::ModuleOp"> {
+  let summary = "Derive each kernel's launch and tile parameters from the "
+                "target (fusec.launch on every fusec.kernel)";
+  let description = [{
+    Attaches `fusec.launch = {strategy, block, grid, vector, elements_per_thread,
+    rows_per_cta, smem_bytes, regs_estimate, ...}` to every `fusec.kernel`;
+    code generation reads it. docs/Passes.md gives the rules:
+
+    - `vector`: elements per 16-byte access of the kernel's widest boundary
+      tensor's element type; `elements_per_thread` a multiple of it.
+    - Reductions over the innermost dimensions: a warp per row for rows up to
+      1024 elements (`row_warp`), a CTA per row when the row fits in
+      registers (`row_cta`), in shared memory (`row_smem`), or else a
+      streaming online pass (`row_online`, online softmax / Welford).
+      Reductions over outer dimensions: `column`.
+    - Matmul kernels: a tensor-core tile (M x N x K) and pipeline depth that
+      fit the target's shared memory.
+    - `regs_estimate` is a count of live 32-bit values per thread; tiles are
+      shrunk until it is under 255 (no spills), and `smem_bytes` under the
+      target's shared memory per SM.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"h200\"",
+           "Target whose SMs, shared memory and registers size the tiles">,
+  ];
+}
+
+def AssignCacheHints : Pass<"fusec-assign-cache-hints", "::mlir::ModuleOp"> {
+  let summary = "Choose a cache policy for each kernel operand: stream data "
+                "read once (L1::no_allocate, evict_first), keep reused data "
+                "(evict_last)";
+  let description = [{
+    Sets `fusec.cache_hints` on every `fusec.kernel`, one entry per operand:
+    `stream` for a tensor that the whole graph reads exactly once, element
+    by element (load with `ld.global.nc.L1::no_allocate` and an evict-first
+    policy), `keep` for one that is read again (by another kernel, or within
+    the kernel through a broadcast: per-feature vectors, bias) and should
+    stay in L2 (evict-last). With `aggressive=false`, or with
+    `FUSEC_DISABLE_AGGRESSIVE_PTX=1` in the environment, every entry is
+    `default` and code generation emits plain loads: the escape switch.
+  }];
+  let options = [
+    Option<"aggressive", "aggressive", "bool", /*default=*/"true",
+           "Emit cache-hinted loads (false: plain loads everywhere)">,
+  ];
+}
+
 #endif // FUSEC_PASSES_PASSES_TD
