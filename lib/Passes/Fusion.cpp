@@ -456,7 +456,8 @@ LogicalResult Fuser::run() {
       else
         hi = mid - 1;
     }
-    func.emitRemark() << "fusion stopped after " << lo << " of "
+    if (remarks)
+      mlir::emitRemark(func.getLoc()) << "fusion stopped after " << lo << " of "
                       << merges.size()
                       << " merges: the next would raise peak memory above the "
                          "unfused graph's "

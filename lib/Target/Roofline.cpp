@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -623,7 +624,7 @@ void emitRooflineRemark(Operation *op, const Target &target,
     absl::StrAppend(&why, r == Roof::Hbm ? "" : ", ", roofName(r), " ",
                     micros(k.roofSeconds(r)));
   absl::StrAppend(&why, ", launch ", micros(k.launchSeconds), ")");
-  op->emitRemark() << decision << ": " << why;
+  mlir::emitRemark(op->getLoc()) << decision << ": " << why;
 }
 
 } // namespace fusec

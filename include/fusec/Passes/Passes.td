@@ -111,6 +111,38 @@ def Fuse : Pass<"fusec-fuse", "::mlir::ModuleOp"> {
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def Recompute : Pass<"fusec-recompute", "::mlir::ModuleOp"> {
+  let summary = "Recompute cheap values inside their consumer kernels rather "
+                "than store and reload them, when the roofline or peak memory "
+                "says so";
+  let description = [{
+    Runs after fusion. For each kernel result that other kernels read, the
+    ops of its kernel that compute it from the kernel's operands (its slice)
+    are found; if the slice is short (at most `max-slice-ops`) and
+    elementwise, duplicating it into each consumer is considered:
+
+    - store vs. recompute: the consumers read the slice's inputs instead of
+      the stored value, the producer no longer writes it (or disappears), and
+      the consumers do the slice's FLOPs again. Taken when the predicted time
+      of the kernels involved goes down;
+    - checkpointing: otherwise still taken when it lowers the graph's peak
+      live memory and adds at most `max-extra-flops` (a fraction of the
+      graph's FLOPs).
+
+    Every decision, taken or not, can be a remark quoting the numbers.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"h200\"",
+           "Target whose roofline prices each choice">,
+    Option<"maxSliceOps", "max-slice-ops", "unsigned", /*default=*/"16",
+           "Longest slice of ops that may be recomputed">,
+    Option<"maxExtraFlops", "max-extra-flops", "double", /*default=*/"0.1",
+           "FLOPs that recomputation for memory may add, as a fraction of the graph's">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for each decision">,
+  ];
+}
+
 def Tile : Pass<"fusec-tile", "::mlir::ModuleOp"> {
   let summary = "Derive each kernel's launch and tile parameters from the "
                 "target (fusec.launch on every fusec.kernel)";
