@@ -111,6 +111,37 @@ def Fuse : Pass<"fusec-fuse", "::mlir::ModuleOp"> {
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def LowerPrecision : Pass<"fusec-lower-precision", "::mlir::ModuleOp"> {
+  let summary = "Lower the storage precision of f32 tensors (bf16, fp16 or "
+                "fp8e4m3) within an analytic error budget";
+  let description = [{
+    Candidates are the f32 tensors of each function: its arguments, its
+    results and every op's result. Largest first, each is lowered to the
+    policy's type if the estimated error bound of every function result stays
+    within `max-rel-error`; otherwise it stays f32 and a remark names the op
+    and the bound it would have caused. Reductions, matmuls and attention
+    keep accumulating in f32 (that is their semantics whatever the storage
+    type); casts are inserted where an op's operands must share a type.
+
+    The bound is first-order and normwise (relative L2 error of each
+    result): storing a value in the policy type adds its unit roundoff u
+    (bf16 2^-8, fp16 2^-11, fp8e4m3 2^-4); add, sub, mul, div, matmul and
+    attention add up their operands' errors (sums and differences assume no
+    worse than half cancellation); exp, exp2, log and pow multiply their
+    operand's error by 4 (|x| up to 4); every other op (max, min, select,
+    abs, neg, rounding, tanh, sigmoid, erf, rsqrt, sqrt, reductions,
+    movement) passes on the largest of its operands' errors. Each function gets `fusec.error_bound` (one
+    bound per result), which the differential tests check against the
+    interpreter, and a remark reports the bytes saved.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"bf16\"",
+           "Storage type: bf16, fp16 or fp8e4m3">,
+    Option<"maxRelError", "max-rel-error", "double", /*default=*/"0.05",
+           "Largest estimated relative (L2) error allowed on any result">,
+  ];
+}
+
 def Recompute : Pass<"fusec-recompute", "::mlir::ModuleOp"> {
   let summary = "Recompute cheap values inside their consumer kernels rather "
                 "than store and reload them, when the roofline or peak memory "

@@ -1,0 +1,268 @@
+//===- LowerPrecision.cpp - Storage precision within a budget ---*- C++ -*-===//
+
+#include "fusec/Passes/Passes.h"
+
+#include "absl/strings/str_format.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace fusec {
+#define GEN_PASS_DEF_LOWERPRECISION
+#include "fusec/Passes/Passes.h.inc"
+} // namespace fusec
+
+using namespace mlir;
+using namespace fusec;
+
+namespace {
+
+bool isF32Tensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.getElementType().isF32();
+}
+
+/// Ops whose result element type follows their (first) operand's.
+bool followsOperand(Operation *op) {
+  return isa<BroadcastOp, TransposeOp, SliceOp, ReshapeOp, ConcatOp, GatherOp>(op);
+}
+
+/// Ops whose operands' relative errors add up (to first order).
+bool addsErrors(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MatmulOp, AttentionOp>(op);
+}
+
+/// How a one-input op scales its operand's relative error (see Passes.td).
+double amplification(Operation *op) {
+  if (isa<ExpOp, Exp2Op, LogOp, PowOp>(op))
+    return 4;
+  return 1;
+}
+
+class Lowering {
+public:
+  Lowering(func::FuncOp func, Type low, double u)
+      : func(func), low(low), u(u) {}
+
+  /// Error bound of each result given the current decisions.
+  SmallVector<double> bounds() {
+    llvm::DenseMap<Value, double> err;
+    for (Value a : func.getArguments())
+      err[a] = lowered.contains(a) ? u : 0.0;
+    auto get = [&](Value v) {
+      auto it = err.find(v);
+      return it == err.end() ? 0.0 : it->second;
+    };
+    for (Operation &op : func.getBody().front()) {
+      if (op.hasTrait<OpTrait::IsTerminator>())
+        continue;
+      bool resultLow = op.getNumResults() == 1 && isLow(op.getResult(0));
+      double in = 0;
+      for (Value o : op.getOperands()) {
+        double e = get(o);
+        // An f32 operand read by an op computing in the low type is rounded
+        // on the way in.
+        if (resultLow && isF32Tensor(o) && !isLow(o) && !isa<CastOp>(op) &&
+            !isa<MatmulOp, AttentionOp>(op))
+          e += u;
+        in = addsErrors(&op) ? in + e : std::max(in, e);
+      }
+      in *= amplification(&op);
+      for (Value r : op.getResults())
+        err[r] = in + (isLow(r) && !followsOperand(&op) ? u : 0.0);
+    }
+    SmallVector<double> out;
+    for (Value v : func.getBody().front().getTerminator()->getOperands())
+      out.push_back(get(v));
+    return out;
+  }
+
+  /// The value's type after the decisions: movement ops follow operands.
+  bool isLow(Value v) {
+    if (lowered.contains(v))
+      return true;
+    if (Operation *def = v.getDefiningOp())
+      if (followsOperand(def) && isF32Tensor(v))
+        return isLow(def->getOperand(0));
+    return false;
+  }
+
+  void run(double budget, int64_t &bytesBefore, int64_t &bytesAfter);
+
+private:
+  void materialize();
+
+  func::FuncOp func;
+  Type low;
+  double u;
+  llvm::DenseSet<Value> lowered;
+};
+
+void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
+  SmallVector<Value> candidates;
+  for (Value a : func.getArguments())
+    if (isF32Tensor(a))
+      candidates.push_back(a);
+  func.walk([&](Operation *op) {
+    if (followsOperand(op) || isa<func::ReturnOp, KernelOp, YieldOp>(op) ||
+        op->getParentOfType<KernelOp>())
+      return;
+    for (Value r : op->getResults())
+      if (isF32Tensor(r))
+        candidates.push_back(r);
+  });
+  llvm::stable_sort(candidates, [](Value a, Value b) {
+    return tensorBytes(a.getType()) > tensorBytes(b.getType());
+  });
+  for (Value v : candidates) {
+    lowered.insert(v);
+    SmallVector<double> b = bounds();
+    auto worst = std::max_element(b.begin(), b.end());
+    if (worst != b.end() && *worst > budget) {
+      lowered.erase(v);
+      Location loc = v.getDefiningOp() ? v.getDefiningOp()->getLoc() : func.getLoc();
+      std::string what =
+          v.getDefiningOp()
+              ? ("the result of " + v.getDefiningOp()->getName().getStringRef()).str()
+              : "argument #" + std::to_string(cast<BlockArgument>(v).getArgNumber());
+      mlir::emitRemark(loc) << absl::StrFormat(
+          "kept f32: storing %s in %s would raise the error bound of result #%d "
+          "to %.3g, over the budget of %.3g",
+          what, (low.isBF16() ? "bf16" : low.isF16() ? "fp16" : "fp8e4m3"),
+          static_cast<int>(worst - b.begin()), *worst, budget);
+    }
+  }
+  for (Value v : candidates) {
+    bytesBefore += tensorBytes(v.getType());
+    bytesAfter += lowered.contains(v)
+                      ? tensorElements(v.getType()) * elementBytes(low)
+                      : tensorBytes(v.getType());
+  }
+  SmallVector<double> finalBounds = bounds();
+  materialize();
+  Builder b(func.getContext());
+  SmallVector<Attribute> attrs;
+  for (double e : finalBounds)
+    attrs.push_back(b.getF64FloatAttr(e));
+  func->setAttr("fusec.error_bound", b.getArrayAttr(attrs));
+}
+
+void Lowering::materialize() {
+  auto lowType = [&](Type t) {
+    return cast<RankedTensorType>(t).clone(low);
+  };
+  auto f32Type = [&](Type t) {
+    return cast<RankedTensorType>(t).clone(Float32Type::get(t.getContext()));
+  };
+  // Decide every value's final type first (isLow reads the original types).
+  llvm::DenseMap<Value, Type> finalType;
+  for (Value a : func.getArguments())
+    if (isLow(a))
+      finalType[a] = lowType(a.getType());
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      if (isF32Tensor(r) && isLow(r))
+        finalType[r] = lowType(r.getType());
+  });
+  for (auto &[v, t] : finalType)
+    v.setType(t);
+  // Constants: convert their values.
+  func.walk([&](ConstantOp c) {
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (!dense || dense.getType() == c.getType())
+      return;
+    auto floatType = cast<FloatType>(low);
+    SmallVector<APFloat> values;
+    for (APFloat f : dense.getValues<APFloat>()) {
+      bool lost;
+      f.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(f);
+    }
+    c.setValueAttr(DenseElementsAttr::get(cast<ShapedType>(c.getType()), values));
+  });
+  // Operands must agree with what each op computes in.
+  OpBuilder builder(func.getContext());
+  auto castTo = [&](Operation *op, unsigned i, Type t) {
+    Value v = op->getOperand(i);
+    if (v.getType() == t)
+      return;
+    builder.setInsertionPoint(op);
+    op->setOperand(i, CastOp::create(builder, op->getLoc(), t, v));
+  };
+  func.walk([&](Operation *op) {
+    if (isa<CastOp, ConstantOp, func::ReturnOp>(op))
+      return;
+    if (isa<MatmulOp, AttentionOp, CompareOp>(op)) {
+      // Both (all) operands in the low type, or all in f32.
+      bool allLow = llvm::all_of(op->getOperands(), [&](Value v) {
+        return !isa<FloatType>(getElementTypeOrSelf(v.getType())) ||
+               getElementTypeOrSelf(v.getType()) == low;
+      });
+      for (unsigned i = 0; i < op->getNumOperands(); ++i)
+        if (isa<FloatType>(getElementTypeOrSelf(op->getOperand(i).getType())))
+          castTo(op, i, allLow ? lowType(op->getOperand(i).getType())
+                               : f32Type(op->getOperand(i).getType()));
+      return;
+    }
+    if (op->getNumResults() != 1)
+      return;
+    Type result = op->getResult(0).getType();
+    if (!isa<FloatType>(getElementTypeOrSelf(result)))
+      return;
+    Type element = getElementTypeOrSelf(result);
+    if (followsOperand(op)) {
+      // The result follows operand #0; other float operands (concat) match.
+      Type e0 = getElementTypeOrSelf(op->getOperand(0).getType());
+      op->getResult(0).setType(cast<RankedTensorType>(result).clone(e0));
+      for (unsigned i = 1; i < op->getNumOperands(); ++i)
+        if (isa<ConcatOp>(op))
+          castTo(op, i, cast<RankedTensorType>(op->getOperand(i).getType()).clone(e0));
+      return;
+    }
+    unsigned first = isa<SelectOp>(op) ? 1 : 0;
+    for (unsigned i = first; i < op->getNumOperands(); ++i)
+      castTo(op, i, cast<RankedTensorType>(op->getOperand(i).getType()).clone(element));
+  });
+  // The function's type follows its arguments and returned values.
+  Operation *ret = func.getBody().front().getTerminator();
+  func.setType(FunctionType::get(func.getContext(),
+                                 func.getBody().front().getArgumentTypes(),
+                                 ret->getOperandTypes()));
+}
+
+class LowerPrecisionPass
+    : public fusec::impl::LowerPrecisionBase<LowerPrecisionPass> {
+public:
+  using LowerPrecisionBase::LowerPrecisionBase;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    Type low;
+    double u;
+    if (policy == "bf16") {
+      low = BFloat16Type::get(ctx);
+      u = 0x1p-8;
+    } else if (policy == "fp16") {
+      low = Float16Type::get(ctx);
+      u = 0x1p-11;
+    } else if (policy == "fp8e4m3") {
+      low = Float8E4M3FNType::get(ctx);
+      u = 0x1p-4;
+    } else {
+      getOperation().emitError() << "fusec-lower-precision: policy '" << policy
+                                 << "' is not bf16, fp16 or fp8e4m3";
+      return signalPassFailure();
+    }
+    for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      int64_t before = 0, after = 0;
+      Lowering(func, low, u).run(maxRelError, before, after);
+      mlir::emitRemark(func.getLoc()) << absl::StrFormat(
+          "lowered storage to %s: %d -> %d bytes of tensors (%d saved)",
+          policy.getValue(), before, after, before - after);
+    }
+  }
+};
+
+} // namespace
