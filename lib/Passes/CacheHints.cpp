@@ -24,13 +24,19 @@ bool aggressiveDisabledByEnvironment() {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-/// Is the kernel's block argument read more than once per element (through a
-/// broadcast, which many threads read)?
-bool rereadInside(BlockArgument arg) {
+/// Is the kernel's block argument read more than once per element? It is
+/// when it is smaller than the kernel's iteration space (a per-feature
+/// vector, a bias: broadcast to many threads) or a gather's table.
+bool rereadInside(BlockArgument arg, KernelOp kernel) {
+  int64_t largest = 0;
+  kernel.getBody().walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      largest = std::max(largest, tensorElements(r.getType()));
+  });
   for (Operation *user : arg.getUsers())
-    if (isa<BroadcastOp, GatherOp>(user))
+    if (auto g = dyn_cast<GatherOp>(user); g && g.getTable() == arg)
       return true;
-  return false;
+  return tensorElements(arg.getType()) < largest;
 }
 
 class AssignCacheHintsPass
@@ -53,7 +59,7 @@ public:
           for (Operation *user : input.getUsers())
             readers += user != kernel.getOperation() ? 1 : 0;
           bool once = readers == 0 && llvm::count(kernel.getInputs(), input) == 1 &&
-                      !rereadInside(body.getArgument(i));
+                      !rereadInside(body.getArgument(i), kernel);
           hint = once ? "stream" : "keep";
         }
         hints.push_back(b.getStringAttr(hint));

@@ -1,9 +1,8 @@
 //===- fusec-compile.cpp - The end-to-end fusec driver ----------*- C++ -*-===//
 //
 // IN.mlir -> the fusec pipeline for a target -> OUT, with the roofline report
-// and plot on request. Stages that do not exist yet (fusion and the rest of
-// the optimizing pipeline, code generation, ONNX import) are refused with a
-// message that says so, never skipped silently.
+// and plot on request. Stages that do not exist yet (code generation, ONNX
+// import) are refused with a message that says so, never skipped silently.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,9 +36,18 @@ static cl::opt<std::string> target(
     "target",
     cl::desc("b200, h200, h100, h200-measured, or a target file (default h200)"),
     cl::init("h200"), cl::cat(category));
-static cl::opt<std::string> emit("emit",
-                                 cl::desc("What to write: mlir (default), kernels, ptx"),
-                                 cl::init("mlir"), cl::cat(category));
+static cl::opt<std::string> emit(
+    "emit",
+    cl::desc("What to write: kernels (default: the graph after the whole "
+             "pipeline, in fusec.kernel regions), mlir (after decomposition, "
+             "before fusion), ptx"),
+    cl::init("kernels"), cl::cat(category));
+static cl::opt<double> maxRelError(
+    "max-rel-error", cl::desc("Error budget of --precision (default 0.05)"),
+    cl::init(0.05), cl::cat(category));
+static cl::opt<bool> remarks("remarks",
+                             cl::desc("Print each fusion and recomputation decision"),
+                             cl::cat(category));
 static cl::opt<std::string> precision(
     "precision", cl::desc("Storage precision policy: fp32 (default), bf16, fp16, fp8"),
     cl::init("fp32"), cl::cat(category));
@@ -68,17 +76,12 @@ int main(int argc, char **argv) {
 
   if (emit != "mlir" && emit != "kernels" && emit != "ptx")
     return fail("--emit=" + emit + ": expected mlir, kernels or ptx");
-  if (emit != "mlir")
-    return fail("--emit=" + emit +
-                " needs fusion and code generation, which fusec does not have "
-                "yet (issues #5 and #6); --emit=mlir works");
+  if (emit == "ptx")
+    return fail("--emit=ptx needs code generation, which fusec does not have "
+                "yet (issue #6); --emit=kernels and --emit=mlir work");
   if (precision != "fp32" && precision != "bf16" && precision != "fp16" &&
       precision != "fp8")
     return fail("--precision=" + precision + ": expected fp32, bf16, fp16 or fp8");
-  if (precision != "fp32")
-    return fail("--precision=" + precision +
-                " needs the precision-lowering pass, which fusec does not have "
-                "yet (issue #5)");
   if (llvm::StringRef(inputFile).ends_with(".onnx"))
     return fail("ONNX import is not implemented yet (issue #7)");
 
@@ -101,11 +104,20 @@ int main(int argc, char **argv) {
   if (!module || failed(verify(*module)))
     return 1;
 
-  // The pipeline as far as it exists: decompose composites, then tidy.
   PassManager pm(&context);
-  pm.addPass(fusec::createDecompose());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  if (emit == "mlir") {
+    pm.addPass(fusec::createDecompose());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  } else {
+    fusec::FusecPipelineOptions options;
+    options.target = target;
+    options.precision = precision;
+    options.maxRelError = maxRelError;
+    options.aggressivePtx = !noAggressivePtx;
+    options.remarks = remarks;
+    fusec::buildFusecPipeline(pm, options);
+  }
   if (failed(pm.run(*module)))
     return 1;
 

@@ -36,6 +36,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<fusec::FusecDialect, mlir::func::FuncDialect>();
   fusec::registerFusecPasses();
+  fusec::registerFusecPipeline();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

@@ -282,6 +282,7 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   fusec::registerFusecPasses();
+  fusec::registerFusecPipeline();
   registerCanonicalizerPass();
   registerCSEPass();
   cl::HideUnrelatedOptions(runCategory);
