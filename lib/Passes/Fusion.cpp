@@ -106,9 +106,11 @@ private:
   double seconds(const Group &g) const;
   double bytesOf(const llvm::SetVector<Value> &values) const;
   bool returned(Value v) const { return returnedValues.contains(v); }
+  /// The group of a top-level op, or -1 for ops in no group (free ops,
+  /// ops of other regions).
   int groupOfOp(Operation *op) const {
     auto it = opIndex.find(op);
-    if (it == opIndex.end())
+    if (it == opIndex.end() || opGroup[it->second] < 0)
       return -1;
     return find(it->second);
   }
@@ -591,8 +593,23 @@ LogicalResult Fuser::materialize() {
       if (--indegree[s] == 0)
         ready.push({units[s].position, s});
   }
-  if (order.size() != units.size())
+  if (order.size() != units.size()) {
+    if (getenv("FUSEC_DEBUG_FUSE"))
+      for (auto [ui, u] : llvm::enumerate(units)) {
+        if (indegree[ui] == 0)
+          continue;
+        llvm::errs() << "stuck unit " << ui << " pos " << u.position;
+        if (u.op)
+          llvm::errs() << " op " << u.op->getName() << "\n";
+        else {
+          llvm::errs() << " group " << u.group << " ops:";
+          for (int oi : groups[u.group].ops)
+            llvm::errs() << " " << oi << ":" << ops[oi]->getName().stripDialect();
+          llvm::errs() << "\n";
+        }
+      }
     return func.emitError("fusec-fuse: internal error: the fused graph has a cycle");
+  }
 
   OpBuilder builder(terminator);
   int kernelCount = 0;

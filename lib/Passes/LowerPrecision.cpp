@@ -7,6 +7,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <cmath>
+#include <limits>
+
 namespace fusec {
 #define GEN_PASS_DEF_LOWERPRECISION
 #include "fusec/Passes/Passes.h.inc"
@@ -32,17 +35,108 @@ bool addsErrors(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MatmulOp, AttentionOp>(op);
 }
 
-/// How a one-input op scales its operand's relative error (see Passes.td).
+/// How an op scales its operands' relative error (see Passes.td).
+/// Discontinuous ops (rounding to integers, sign, comparisons) turn any error
+/// into an unbounded one: a value next to a step may land on the other side.
 double amplification(Operation *op) {
+  if (isa<FloorOp, CeilOp, SignOp, CompareOp>(op))
+    return std::numeric_limits<double>::infinity();
   if (isa<ExpOp, Exp2Op, LogOp, PowOp>(op))
     return 4;
   return 1;
 }
 
+/// Largest |value| of a constant.
+double constantMagnitude(ConstantOp c) {
+  auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+  if (!dense || !isa<FloatType>(dense.getElementType()))
+    return std::numeric_limits<double>::infinity();
+  double m = 0;
+  for (APFloat f : dense.getValues<APFloat>()) {
+    bool lost;
+    f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    m = std::max(m, std::fabs(f.convertToDouble()));
+  }
+  return m;
+}
+
+/// A bound on |result| from bounds on |operands| (inf where unknown).
+double magnitude(Operation *op, ArrayRef<double> in) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto maxIn = [&] {
+    double m = 0;
+    for (double v : in)
+      m = std::max(m, v);
+    return m;
+  };
+  if (auto c = dyn_cast<ConstantOp>(op))
+    return constantMagnitude(c);
+  if (isa<AddOp, SubOp>(op))
+    return in[0] + in[1];
+  if (isa<MulOp>(op))
+    return in[0] * in[1];
+  if (auto d = dyn_cast<DivOp>(op)) {
+    auto c = d.getRhs().getDefiningOp<ConstantOp>();
+    auto splat = c ? dyn_cast<SplatElementsAttr>(c.getValue()) : nullptr;
+    if (splat && isa<FloatType>(splat.getElementType())) {
+      double v = std::fabs(splat.getSplatValue<APFloat>().convertToDouble());
+      return v > 0 ? in[0] / v : inf;
+    }
+    return inf;
+  }
+  if (isa<TanhOp, ErfOp, SigmoidOp, SignOp, CompareOp>(op))
+    return 1;
+  if (isa<ExpOp>(op))
+    return in[0] < 700 ? std::exp(in[0]) : inf;
+  if (isa<Exp2Op>(op))
+    return in[0] < 1000 ? std::exp2(in[0]) : inf;
+  if (isa<SqrtOp>(op))
+    return std::sqrt(in[0]);
+  if (isa<LogOp, PowOp, RsqrtOp>(op))
+    return inf;
+  if (auto r = dyn_cast<ReduceOp>(op)) {
+    if (r.getKind() != ReduceKind::sum)
+      return in[0];
+    auto t = cast<RankedTensorType>(r.getInput().getType());
+    double n = 1;
+    for (int64_t d : r.getDims())
+      n *= t.getDimSize(d);
+    return n * in[0];
+  }
+  if (auto m = dyn_cast<MatmulOp>(op)) {
+    auto t = cast<RankedTensorType>(m.getLhs().getType());
+    int64_t k = t.getDimSize(m.getTransposeLhs() ? t.getRank() - 2 : t.getRank() - 1);
+    return k * in[0] * in[1];
+  }
+  if (isa<AttentionOp>(op))
+    return in[2]; // a convex combination of the values
+  if (isa<SelectOp>(op))
+    return std::max(in[1], in[2]);
+  return maxIn(); // max, min, abs, neg, rounding, cast, movement
+}
+
 class Lowering {
 public:
-  Lowering(func::FuncOp func, Type low, double u)
-      : func(func), low(low), u(u) {}
+  Lowering(func::FuncOp func, Type low, double u, double maxFinite,
+           double inputMagnitude)
+      : func(func), low(low), u(u), maxFinite(maxFinite),
+        inputMagnitude(inputMagnitude) {}
+
+  /// A bound on |v| for every value, from the inputs' assumed magnitude.
+  void computeMagnitudes() {
+    for (Value a : func.getArguments())
+      mag[a] = inputMagnitude;
+    for (Operation &op : func.getBody().front()) {
+      SmallVector<double, 4> in;
+      for (Value o : op.getOperands()) {
+        auto it = mag.find(o);
+        in.push_back(it == mag.end() ? std::numeric_limits<double>::infinity()
+                                     : it->second);
+      }
+      for (Value r : op.getResults())
+        mag[r] = magnitude(&op, in);
+    }
+  }
 
   /// Error bound of each result given the current decisions.
   SmallVector<double> bounds() {
@@ -67,7 +161,8 @@ public:
           e += u;
         in = addsErrors(&op) ? in + e : std::max(in, e);
       }
-      in *= amplification(&op);
+      if (in > 0)
+        in *= amplification(&op);
       for (Value r : op.getResults())
         err[r] = in + (isLow(r) && !followsOperand(&op) ? u : 0.0);
     }
@@ -94,8 +189,9 @@ private:
 
   func::FuncOp func;
   Type low;
-  double u;
+  double u, maxFinite, inputMagnitude;
   llvm::DenseSet<Value> lowered;
+  llvm::DenseMap<Value, double> mag;
 };
 
 void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
@@ -114,7 +210,23 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
   llvm::stable_sort(candidates, [](Value a, Value b) {
     return tensorBytes(a.getType()) > tensorBytes(b.getType());
   });
+  computeMagnitudes();
+  const char *lowName = low.isBF16() ? "bf16" : low.isF16() ? "fp16" : "fp8e4m3";
   for (Value v : candidates) {
+    // Range first: the value must fit the narrow type, with a margin.
+    double m = mag.lookup(v);
+    if (m > maxFinite / 2) {
+      Location loc = v.getDefiningOp() ? v.getDefiningOp()->getLoc() : func.getLoc();
+      std::string what =
+          v.getDefiningOp()
+              ? ("the result of " + v.getDefiningOp()->getName().getStringRef()).str()
+              : "argument #" + std::to_string(cast<BlockArgument>(v).getArgNumber());
+      mlir::emitRemark(loc) << absl::StrFormat(
+          "kept f32: %s may reach |x| <= %.3g (inputs up to %g), beyond half of "
+          "%s's largest finite value %g",
+          what, m, inputMagnitude, lowName, maxFinite);
+      continue;
+    }
     lowered.insert(v);
     SmallVector<double> b = bounds();
     auto worst = std::max_element(b.begin(), b.end());
@@ -128,7 +240,7 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
       mlir::emitRemark(loc) << absl::StrFormat(
           "kept f32: storing %s in %s would raise the error bound of result #%d "
           "to %.3g, over the budget of %.3g",
-          what, (low.isBF16() ? "bf16" : low.isF16() ? "fp16" : "fp8e4m3"),
+          what, lowName,
           static_cast<int>(worst - b.begin()), *worst, budget);
     }
   }
@@ -238,16 +350,19 @@ public:
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     Type low;
-    double u;
+    double u, maxFinite;
     if (policy == "bf16") {
       low = BFloat16Type::get(ctx);
       u = 0x1p-8;
+      maxFinite = 3.3895e38;
     } else if (policy == "fp16") {
       low = Float16Type::get(ctx);
       u = 0x1p-11;
+      maxFinite = 65504;
     } else if (policy == "fp8e4m3") {
       low = Float8E4M3FNType::get(ctx);
       u = 0x1p-4;
+      maxFinite = 448;
     } else {
       getOperation().emitError() << "fusec-lower-precision: policy '" << policy
                                  << "' is not bf16, fp16 or fp8e4m3";
@@ -257,7 +372,7 @@ public:
       if (func.isExternal())
         continue;
       int64_t before = 0, after = 0;
-      Lowering(func, low, u).run(maxRelError, before, after);
+      Lowering(func, low, u, maxFinite, inputMagnitude).run(maxRelError, before, after);
       mlir::emitRemark(func.getLoc()) << absl::StrFormat(
           "lowered storage to %s: %d -> %d bytes of tensors (%d saved)",
           policy.getValue(), before, after, before - after);

@@ -16,6 +16,19 @@ config.test_exec_root = os.path.join(config.fusec_obj_root, "test", "lit")
 
 config.substitutions.append(("%fusec_src", config.fusec_src_root))
 config.substitutions.append(("%python", sys.executable))
+# %fusec-run-each PIPELINE: fusec-run --verify-pipeline on every example graph.
+_graphs = " ".join(os.path.join(config.fusec_src_root, g) for g in [
+    "examples/transformer_block.mlir",
+    "test/lit/Passes/Inputs/composites.mlir",
+    "test/lit/Dialect/Inputs/foldable.mlir",
+    "test/lit/Passes/fuse.mlir",
+    "test/lit/Passes/fuse-composites.mlir",
+])
+config.environment["FUSEC_EXAMPLE_GRAPHS"] = _graphs
+config.substitutions.append(("%fusec-run-each", os.path.join(
+    config.test_source_root, "Passes", "Inputs", "run_each.sh") + " " +
+    os.path.join(config.fusec_tools_dir, "fusec-run")))
+config.environment["FUSEC_OPT"] = os.path.join(config.fusec_tools_dir, "fusec-opt")
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()

@@ -128,9 +128,11 @@ def LowerPrecision : Pass<"fusec-lower-precision", "::mlir::ModuleOp"> {
     (bf16 2^-8, fp16 2^-11, fp8e4m3 2^-4); add, sub, mul, div, matmul and
     attention add up their operands' errors (sums and differences assume no
     worse than half cancellation); exp, exp2, log and pow multiply their
-    operand's error by 4 (|x| up to 4); every other op (max, min, select,
-    abs, neg, rounding, tanh, sigmoid, erf, rsqrt, sqrt, reductions,
-    movement) passes on the largest of its operands' errors. Each function gets `fusec.error_bound` (one
+    operand's error by 4 (|x| up to 4); floor, ceil, sign and compare are
+    discontinuous, so any error reaching them makes the bound unbounded
+    (nothing that feeds them is lowered); every other op (max, min, select,
+    abs, neg, tanh, sigmoid, erf, rsqrt, sqrt, reductions, movement) passes
+    on the largest of its operands' errors. Each function gets `fusec.error_bound` (one
     bound per result), which the differential tests check against the
     interpreter, and a remark reports the bytes saved.
   }];
@@ -139,6 +141,8 @@ def LowerPrecision : Pass<"fusec-lower-precision", "::mlir::ModuleOp"> {
            "Storage type: bf16, fp16 or fp8e4m3">,
     Option<"maxRelError", "max-rel-error", "double", /*default=*/"0.05",
            "Largest estimated relative (L2) error allowed on any result">,
+    Option<"inputMagnitude", "input-magnitude", "double", /*default=*/"8.0",
+           "Assumed bound on |input| for the range check of fp16 and fp8">,
   ];
 }
 

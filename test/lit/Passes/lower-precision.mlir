@@ -4,6 +4,9 @@
 // RUN: fusec-opt %s --fusec-lower-precision="policy=bf16 max-rel-error=0.01" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
 // RUN: fusec-opt %s --fusec-lower-precision="policy=fp8e4m3 max-rel-error=0.5" 2>/dev/null | FileCheck %s --check-prefix=FP8
 // RUN: not fusec-opt %s --fusec-lower-precision=policy=fp4 2>&1 | FileCheck %s --check-prefix=BAD
+// Range: fp16 is refused where a value may overflow it.
+// RUN: fusec-opt %s --fusec-lower-precision="policy=fp16 input-magnitude=32" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RANGE
+// RANGE: remark: kept f32: the result of fusec.reduce may reach |x| <= 1.31e+05 (inputs up to 32), beyond half of fp16's largest finite value 65504
 // The interpreter confirms each estimated bound on random inputs:
 // RUN: fusec-run --verify-pipeline="fusec-lower-precision{policy=bf16 max-rel-error=0.05}" --function=mlp %s 2>/dev/null | FileCheck %s --check-prefix=BOUND
 // RUN: fusec-run --verify-pipeline="fusec-lower-precision{policy=fp16 max-rel-error=0.01}" --function=mlp %s 2>/dev/null | FileCheck %s --check-prefix=BOUND
