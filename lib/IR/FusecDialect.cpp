@@ -51,6 +51,27 @@ bool fusec::isSupportedElementType(Type type) {
          type.isSignlessInteger(1);
 }
 
+std::optional<DType> fusec::dtypeOf(Type type) {
+  Type e = getElementTypeOrSelf(type);
+  if (e.isF32())
+    return DType::F32;
+  if (e.isF16())
+    return DType::F16;
+  if (e.isBF16())
+    return DType::BF16;
+  if (isa<Float8E4M3FNType>(e))
+    return DType::F8E4M3FN;
+  if (isa<Float8E5M2Type>(e))
+    return DType::F8E5M2;
+  if (e.isSignlessInteger(32))
+    return DType::I32;
+  if (e.isSignlessInteger(64))
+    return DType::I64;
+  if (e.isSignlessInteger(1))
+    return DType::I1;
+  return std::nullopt;
+}
+
 int64_t fusec::elementBytes(Type type) {
   if (type.isSignlessInteger(1))
     return 1;

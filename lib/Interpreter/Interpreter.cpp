@@ -34,24 +34,7 @@ tensorTypeInfo(Type type) {
   if (!tensor.hasStaticShape())
     return absl::InvalidArgumentError(absl::StrCat(
         "dynamic shape ", typeStr, ": specialize it to a static shape first"));
-  Type e = tensor.getElementType();
-  std::optional<DType> dtype;
-  if (e.isF32())
-    dtype = DType::F32;
-  else if (e.isF16())
-    dtype = DType::F16;
-  else if (e.isBF16())
-    dtype = DType::BF16;
-  else if (isa<Float8E4M3FNType>(e))
-    dtype = DType::F8E4M3FN;
-  else if (isa<Float8E5M2Type>(e))
-    dtype = DType::F8E5M2;
-  else if (e.isSignlessInteger(32))
-    dtype = DType::I32;
-  else if (e.isSignlessInteger(64))
-    dtype = DType::I64;
-  else if (e.isSignlessInteger(1))
-    dtype = DType::I1;
+  std::optional<DType> dtype = dtypeOf(tensor);
   if (!dtype)
     return absl::InvalidArgumentError(
         absl::StrCat("unsupported element type in ", typeStr));

@@ -136,6 +136,31 @@ struct Executable::Impl {
     return absl::OkStatus();
   }
 
+  /// Binds the buffers and enqueues every kernel, then the output copies;
+  /// with `events` (one more than kernels), records one before the first
+  /// kernel and one after each.
+  absl::Status launchAll(absl::Span<const rt::DeviceBuffer *const> in,
+                         absl::Span<rt::DeviceBuffer *const> out,
+                         const rt::Stream &stream,
+                         std::vector<rt::Event> *events) {
+    if (auto st = bind(in, out); !st.ok())
+      return st;
+    if (events)
+      if (auto st = (*events)[0].record(stream); !st.ok())
+        return st;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step &s = steps[i];
+      if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream,
+                                    args[i].data());
+          !st.ok())
+        return st;
+      if (events)
+        if (auto st = (*events)[i + 1].record(stream); !st.ok())
+          return st;
+    }
+    return copyOutputs(in, out, stream);
+  }
+
   absl::Status copyOutputs(absl::Span<const rt::DeviceBuffer *const> in,
                            absl::Span<rt::DeviceBuffer *const> out,
                            const rt::Stream &stream) {
@@ -166,16 +191,7 @@ absl::Status Executable::run(absl::Span<const rt::DeviceBuffer *const> in,
                              absl::Span<rt::DeviceBuffer *const> out,
                              const rt::Stream &stream) {
   std::lock_guard<std::mutex> lock(impl->runMutex);
-  if (auto st = impl->bind(in, out); !st.ok())
-    return st;
-  for (size_t i = 0; i < impl->steps.size(); ++i) {
-    const Step &s = impl->steps[i];
-    if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream,
-                                  impl->args[i].data());
-        !st.ok())
-      return st;
-  }
-  return impl->copyOutputs(in, out, stream);
+  return impl->launchAll(in, out, stream, nullptr);
 }
 
 absl::Status Executable::runTimed(absl::Span<const rt::DeviceBuffer *const> in,
@@ -183,8 +199,6 @@ absl::Status Executable::runTimed(absl::Span<const rt::DeviceBuffer *const> in,
                                   const rt::Stream &stream,
                                   std::vector<float> *kernelMs) {
   std::lock_guard<std::mutex> lock(impl->runMutex);
-  if (auto st = impl->bind(in, out); !st.ok())
-    return st;
   std::vector<rt::Event> events;
   for (size_t i = 0; i <= impl->steps.size(); ++i) {
     auto e = rt::Event::create();
@@ -192,18 +206,7 @@ absl::Status Executable::runTimed(absl::Span<const rt::DeviceBuffer *const> in,
       return e.status();
     events.push_back(std::move(*e));
   }
-  if (auto st = events[0].record(stream); !st.ok())
-    return st;
-  for (size_t i = 0; i < impl->steps.size(); ++i) {
-    const Step &s = impl->steps[i];
-    if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream,
-                                  impl->args[i].data());
-        !st.ok())
-      return st;
-    if (auto st = events[i + 1].record(stream); !st.ok())
-      return st;
-  }
-  if (auto st = impl->copyOutputs(in, out, stream); !st.ok())
+  if (auto st = impl->launchAll(in, out, stream, &events); !st.ok())
     return st;
   if (auto st = events.back().synchronize(); !st.ok())
     return st;

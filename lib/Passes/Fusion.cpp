@@ -53,16 +53,6 @@ bool isSplatConstant(Value v) {
   return c && isa<SplatElementsAttr>(c.getValue());
 }
 
-DType dtypeOf(Type t) {
-  Type e = getElementTypeOrSelf(t);
-  if (e.isF16())
-    return DType::F16;
-  if (e.isBF16())
-    return DType::BF16;
-  if (isa<Float8E4M3FNType, Float8E5M2Type>(e))
-    return DType::F8E4M3FN;
-  return DType::F32;
-}
 
 using Shape = SmallVector<int64_t, 4>;
 
@@ -181,7 +171,7 @@ void Fuser::collect() {
       OpCost c = costed.getCost();
       if (k == Kind::Matmul || isa<AttentionOp>(op))
         g.tensor = c.flops / target.tensorFlopsPerSecond(
-                                 dtypeOf(op->getOperand(0).getType()));
+                                 dtypeOf(op->getOperand(0).getType()).value_or(DType::F32));
       else
         g.fp32 = c.flops / target.fp32FlopsPerSecond();
       g.sfu = c.sfuOps / target.sfuOpsPerSecond();
@@ -687,12 +677,9 @@ public:
   using FuseBase::FuseBase;
 
   void runOnOperation() override {
-    auto loaded = Target::load(target);
-    if (!loaded.ok()) {
-      getOperation().emitError() << "fusec-fuse: "
-                                 << std::string(loaded.status().message());
+    auto loaded = loadTargetFor(getOperation(), "fusec-fuse", target);
+    if (!loaded)
       return signalPassFailure();
-    }
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;

@@ -46,6 +46,17 @@ double amplification(Operation *op) {
   return 1;
 }
 
+/// "the result of fusec.mul" or "argument #2", and where to point at it.
+std::string describe(Value v) {
+  if (Operation *def = v.getDefiningOp())
+    return ("the result of " + def->getName().getStringRef()).str();
+  return "argument #" + std::to_string(cast<BlockArgument>(v).getArgNumber());
+}
+
+Location locationOf(Value v, func::FuncOp func) {
+  return v.getDefiningOp() ? v.getDefiningOp()->getLoc() : func.getLoc();
+}
+
 /// Largest |value| of a constant.
 double constantMagnitude(ConstantOp c) {
   auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
@@ -216,15 +227,10 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
     // Range first: the value must fit the narrow type, with a margin.
     double m = mag.lookup(v);
     if (m > maxFinite / 2) {
-      Location loc = v.getDefiningOp() ? v.getDefiningOp()->getLoc() : func.getLoc();
-      std::string what =
-          v.getDefiningOp()
-              ? ("the result of " + v.getDefiningOp()->getName().getStringRef()).str()
-              : "argument #" + std::to_string(cast<BlockArgument>(v).getArgNumber());
-      mlir::emitRemark(loc) << absl::StrFormat(
+      mlir::emitRemark(locationOf(v, func)) << absl::StrFormat(
           "kept f32: %s may reach |x| <= %.3g (inputs up to %g), beyond half of "
           "%s's largest finite value %g",
-          what, m, inputMagnitude, lowName, maxFinite);
+          describe(v), m, inputMagnitude, lowName, maxFinite);
       continue;
     }
     lowered.insert(v);
@@ -232,15 +238,10 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
     auto worst = std::max_element(b.begin(), b.end());
     if (worst != b.end() && *worst > budget) {
       lowered.erase(v);
-      Location loc = v.getDefiningOp() ? v.getDefiningOp()->getLoc() : func.getLoc();
-      std::string what =
-          v.getDefiningOp()
-              ? ("the result of " + v.getDefiningOp()->getName().getStringRef()).str()
-              : "argument #" + std::to_string(cast<BlockArgument>(v).getArgNumber());
-      mlir::emitRemark(loc) << absl::StrFormat(
+      mlir::emitRemark(locationOf(v, func)) << absl::StrFormat(
           "kept f32: storing %s in %s would raise the error bound of result #%d "
           "to %.3g, over the budget of %.3g",
-          what, lowName,
+          describe(v), lowName,
           static_cast<int>(worst - b.begin()), *worst, budget);
     }
   }

@@ -147,12 +147,9 @@ public:
   using RecomputeBase::RecomputeBase;
 
   void runOnOperation() override {
-    auto loaded = Target::load(target);
-    if (!loaded.ok()) {
-      getOperation().emitError() << "fusec-recompute: "
-                                 << std::string(loaded.status().message());
+    auto loaded = loadTargetFor(getOperation(), "fusec-recompute", target);
+    if (!loaded)
       return signalPassFailure();
-    }
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal())
         runOnFunction(func, *loaded);

@@ -40,12 +40,9 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto loaded = Target::load(target);
-    if (!loaded.ok()) {
-      module.emitError() << "fusec-roofline-report: "
-                         << std::string(loaded.status().message());
+    auto loaded = loadTargetFor(getOperation(), "fusec-roofline-report", target);
+    if (!loaded)
       return signalPassFailure();
-    }
     if (format != "text" && format != "json") {
       module.emitError() << "fusec-roofline-report: format '" << format
                          << "' is not text or json";

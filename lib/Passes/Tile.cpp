@@ -1,7 +1,7 @@
 //===- Tile.cpp - Launch and tile parameters from the target ----*- C++ -*-===//
 
 #include "fusec/Passes/Passes.h"
-#include "fusec/Target/Target.h"
+#include "fusec/Target/Roofline.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -165,12 +165,9 @@ public:
   using TileBase::TileBase;
 
   void runOnOperation() override {
-    auto loaded = Target::load(target);
-    if (!loaded.ok()) {
-      getOperation().emitError() << "fusec-tile: "
-                                 << std::string(loaded.status().message());
+    auto loaded = loadTargetFor(getOperation(), "fusec-tile", target);
+    if (!loaded)
       return signalPassFailure();
-    }
     Builder b(&getContext());
     getOperation().walk([&](KernelOp kernel) {
       Launch l = tileKernel(kernel, *loaded);

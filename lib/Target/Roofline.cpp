@@ -57,18 +57,6 @@ namespace {
 
 constexpr Roof kRoofs[] = {Roof::Hbm, Roof::Tensor, Roof::Fp32, Roof::Sfu};
 
-DType dtypeOf(Type t) {
-  Type e = getElementTypeOrSelf(t);
-  if (e.isF16())
-    return DType::F16;
-  if (e.isBF16())
-    return DType::BF16;
-  if (isa<Float8E4M3FNType>(e))
-    return DType::F8E4M3FN;
-  if (isa<Float8E5M2Type>(e))
-    return DType::F8E5M2;
-  return DType::F32;
-}
 
 std::string locationOf(Operation *op) {
   if (auto fl = op->getLoc()->findInstanceOf<FileLineColLoc>())
@@ -83,7 +71,7 @@ void addWork(KernelAnalysis &k, Operation *op, const OpCost &cost,
   if (isa<MatmulOp, AttentionOp>(op)) {
     k.tensorFlops += cost.flops;
     k.tensorSeconds +=
-        cost.flops / t.tensorFlopsPerSecond(dtypeOf(op->getOperand(0).getType()));
+        cost.flops / t.tensorFlopsPerSecond(dtypeOf(op->getOperand(0).getType()).value_or(DType::F32));
   } else {
     k.fp32Seconds += cost.flops / t.fp32FlopsPerSecond();
   }
@@ -608,6 +596,15 @@ std::string formatRooflineSvg(const std::vector<GraphAnalysis> &graphs,
     }
   }
   return s + "</svg>\n";
+}
+
+std::optional<Target> loadTargetFor(Operation *op, llvm::StringRef pass,
+                                    llvm::StringRef name) {
+  auto loaded = Target::load(absl::string_view(name.data(), name.size()));
+  if (loaded.ok())
+    return std::move(*loaded);
+  op->emitError() << pass << ": " << std::string(loaded.status().message());
+  return std::nullopt;
 }
 
 void emitRooflineRemark(Operation *op, const Target &target,

@@ -8,6 +8,7 @@
 #define FUSEC_IR_FUSEC_H
 
 #include "fusec/IR/Cost.h"
+#include "fusec/Support/HostTensor.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -27,6 +28,9 @@ enum class ElementwiseKind { Plain, Compare, Select };
 /// Returns true for the element types the dialect supports: f32, f16, bf16,
 /// f8E4M3FN, f8E5M2, i32, i64 and i1.
 bool isSupportedElementType(mlir::Type type);
+/// The storage type of an element type or tensor type; nothing for types the
+/// dialect does not store.
+std::optional<DType> dtypeOf(mlir::Type type);
 /// Bytes one element of `type` occupies in device memory (i1: one byte).
 int64_t elementBytes(mlir::Type type);
 /// Bytes a statically shaped tensor occupies; 0 if a dimension is dynamic.

@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,11 @@ std::string formatReportText(const std::vector<GraphAnalysis> &graphs,
 /// coloured by its binding roof and the unfused ops as faint points.
 std::string formatRooflineSvg(const std::vector<GraphAnalysis> &graphs,
                               const Target &target);
+
+/// Loads the target `name` for the pass `pass`; on failure emits
+/// "<pass>: <why>" at `op` and returns nothing.
+std::optional<Target> loadTargetFor(mlir::Operation *op, llvm::StringRef pass,
+                                    llvm::StringRef name);
 
 /// Emits a remark at `op` saying `decision` and why, in the model's numbers:
 /// "<decision>: hbm-bound, 12.6 MB in 2.97 us at 4.24 TB/s; fp32 0.02 us
