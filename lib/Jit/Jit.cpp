@@ -10,6 +10,10 @@
 #include "fusec/JitModule.h"
 #include "fusec/IR/Fusec.h"
 #include "fusec/Interpreter/Interpreter.h"
+#include "fusec/Passes/Passes.h"
+
+#include "absl/strings/match.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -322,6 +326,37 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
   if (!func.ok())
     return func.status();
 
+  // Compile what is not compiled yet: the fusec pipeline if any op sits
+  // outside a kernel, then code generation for kernels without PTX.
+  bool needsPipeline = false, needsCodegen = false;
+  for (Operation &op : func->getBody().front()) {
+    if (isa<func::ReturnOp, ConstantOp>(op))
+      continue;
+    if (auto k = dyn_cast<KernelOp>(op))
+      needsCodegen |= !k->hasAttr("fusec.ptx");
+    else
+      needsPipeline = true;
+  }
+  if (needsPipeline || needsCodegen) {
+    PassManager pm(&context);
+    if (needsPipeline) {
+      FusecPipelineOptions pipeline;
+      pipeline.target = absl::StartsWith(target, "sm_100") ? "b200" : "h200";
+      pipeline.aggressivePtx = options.aggressivePtx;
+      buildFusecPipeline(pm, pipeline);
+    }
+    CodeGenOptions codegen;
+    codegen.arch = target;
+    codegen.aggressivePtx = options.aggressivePtx;
+    pm.addPass(createCodeGen(codegen));
+    if (failed(pm.run(*module)))
+      return absl::InvalidArgumentError(diagnostics.empty() ? "compilation failed"
+                                                            : diagnostics);
+    func = findFunction(*module, options.function);
+    if (!func.ok())
+      return func.status();
+  }
+
   auto exec = std::make_unique<Executable::Impl>();
   exec->target = target;
   for (Type t : func->getArgumentTypes()) {
@@ -352,12 +387,13 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
       return absl::UnimplementedError(absl::StrCat(
           where(&op),
           " is not inside a fusec.kernel that carries its PTX (fusec.ptx); "
-          "fusec's own code generation is not implemented yet"));
+          "fusec does not generate code for it yet"));
     auto ptx = kernel->getAttrOfType<StringAttr>("fusec.ptx");
     if (!ptx)
       return absl::UnimplementedError(absl::StrCat(
-          where(&op), " has no 'fusec.ptx': fusec's own code generation is "
-                      "not implemented yet, so a kernel must carry its PTX"));
+          where(&op), " has no 'fusec.ptx': fusec generates code only for "
+                      "elementwise kernels yet (reductions, matmuls and data "
+                      "movement come next)"));
     for (StringRef name : {"fusec.grid", "fusec.block"})
       if (auto d = dim3Attr(kernel, name); !d.ok())
         return d.status();

@@ -225,4 +225,30 @@ def AssignCacheHints : Pass<"fusec-assign-cache-hints", "::mlir::ModuleOp"> {
   ];
 }
 
+def CodeGen : Pass<"fusec-codegen", "::mlir::ModuleOp"> {
+  let summary = "Generate PTX for each fusec.kernel (through MLIR's LLVM and "
+                "NVVM dialects and LLVM's NVPTX backend)";
+  let description = [{
+    For every `fusec.kernel` that does not carry PTX yet, generates it and
+    attaches `fusec.ptx`, `fusec.entry`, `fusec.grid` and `fusec.block`, the
+    contract the JIT runs. Today only kernels with one iteration shape
+    (elementwise ops, broadcasts, casts, splat constants, several outputs)
+    are generated; the others are left as they are (a remark says why, with
+    `remarks=true`). Loads of operands marked `stream`/`keep` by
+    fusec-assign-cache-hints become `ld.global.nc.L1::no_allocate.L2::256B` /
+    `ld.global.nc.L1::evict_last` unless `aggressive-ptx=false` or
+    `FUSEC_DISABLE_AGGRESSIVE_PTX=1`.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
+           "sm_90a, sm_100a or sm_80">,
+    Option<"aggressivePtx", "aggressive-ptx", "bool", /*default=*/"true",
+           "Cache-hinted loads (false: plain loads)">,
+    Option<"dumpDir", "dump-dir", "std::string", /*default=*/"\"\"",
+           "Also write each kernel's PTX to DIR/<function>.<entry>.ptx">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Say which kernels were not generated, and why">,
+  ];
+}
+
 #endif // FUSEC_PASSES_PASSES_TD

@@ -1,0 +1,45 @@
+//===- CodeGen.h - fusec.kernel to PTX --------------------------*- C++ -*-===//
+//
+// Lowers a fusec.kernel to a kernel in MLIR's LLVM and NVVM dialects, then
+// through LLVM's NVPTX backend to PTX. Today: kernels whose iteration space is
+// one shape (elementwise ops, broadcasts, casts, splat constants, several
+// outputs), in f32, bf16, f16, i32, i64 and i1. Reductions, matmuls and
+// data movement are not generated yet.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_CODEGEN_CODEGEN_H
+#define FUSEC_CODEGEN_CODEGEN_H
+
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <string>
+
+namespace fusec {
+
+class KernelOp;
+
+struct PtxOptions {
+  /// sm_90a (default), sm_100a or sm_80.
+  std::string arch = "sm_90a";
+  /// Cache-hinted loads where fusec.cache_hints asks (false: plain loads).
+  bool aggressivePtx = true;
+};
+
+struct GeneratedKernel {
+  std::string entry;
+  std::string ptx;
+  /// The kernel in MLIR's LLVM/NVVM dialects, before translation.
+  std::string llvmDialect;
+  int64_t grid = 1, block = 256;
+};
+
+/// Generates PTX for `kernel`; kUnimplemented for kernels of a kind not
+/// generated yet, saying which op.
+absl::StatusOr<GeneratedKernel> generateKernel(KernelOp kernel,
+                                               const PtxOptions &options);
+
+} // namespace fusec
+
+#endif // FUSEC_CODEGEN_CODEGEN_H

@@ -1,0 +1,57 @@
+// RUN: rm -rf %t && mkdir -p %t/on %t/off %t/env %t/b
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/on remarks=true" -o %t/out.mlir 2>%t/remarks
+// RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
+// RUN: FileCheck %s --check-prefix=REMARK < %t/remarks
+// RUN: FileCheck %s --check-prefix=F32 < %t/on/gelu_bias_residual.k0_add_add.ptx
+// RUN: FileCheck %s --check-prefix=BF16 < %t/on/silu_bias.k0_broadcast_cast.ptx
+// The escape switch: plain loads.
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/off aggressive-ptx=false" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PLAIN < %t/off/gelu_bias_residual.k0_add_add.ptx
+// RUN: env FUSEC_DISABLE_AGGRESSIVE_PTX=1 fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/env" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PLAIN < %t/env/gelu_bias_residual.k0_add_add.ptx
+// Blackwell too.
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/b arch=sm_100a" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SM100 < %t/b/gelu_bias_residual.k0_add_add.ptx
+
+// IR: fusec.kernel "k0_add_add"{{.*}}fusec.block = array<i64: 256>, fusec.cache_hints = ["stream", "stream", "stream"], fusec.entry = "k0_add_add", fusec.grid = array<i64: 1>
+// IR-SAME: fusec.ptx = "
+// REMARK: remark: no PTX generated: {{.*}}'fusec.reduce': only elementwise kernels are generated yet
+
+// F32: .target sm_90a
+// F32: .visible .entry k0_add_add(
+// F32: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
+// F32: ex2.approx.ftz.f32
+// F32: st.global.v4.b32
+// F32-NOT: .local
+// BF16: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
+// BF16: cvt.rn.bf16
+// BF16: st.global.v4.b32
+// PLAIN-NOT: L1::no_allocate
+// PLAIN-NOT: evict_last
+// PLAIN: ld.global.v4.u32
+// SM100: .target sm_100a
+
+// gelu(x + b) * 0.5 + r, as in the benchmarks; 1000 elements (a partial
+// last vector).
+func.func @gelu_bias_residual(%x: tensor<1000xf32>, %b: tensor<1000xf32>, %r: tensor<1000xf32>) -> tensor<1000xf32> {
+  %0 = fusec.add %x, %b : tensor<1000xf32>
+  %1 = fusec.gelu %0 : tensor<1000xf32>
+  %half = fusec.constant dense<0.5> : tensor<1000xf32>
+  %2 = fusec.mul %1, %half : tensor<1000xf32>
+  %3 = fusec.add %2, %r : tensor<1000xf32>
+  return %3 : tensor<1000xf32>
+}
+
+// bf16 silu with a broadcast bias: 8 elements per 16-byte access.
+func.func @silu_bias(%x: tensor<64x256xbf16>, %b: tensor<256xbf16>) -> tensor<64x256xbf16> {
+  %bb = fusec.broadcast %b dims [1] : tensor<256xbf16> -> tensor<64x256xbf16>
+  %0 = fusec.add %x, %bb : tensor<64x256xbf16>
+  %1 = fusec.silu %0 : tensor<64x256xbf16>
+  return %1 : tensor<64x256xbf16>
+}
+
+// Reductions are not generated yet.
+func.func @row_sum(%x: tensor<64x256xf32>) -> tensor<64xf32> {
+  %0 = fusec.reduce sum %x dims [1] : tensor<64x256xf32> -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
