@@ -29,6 +29,12 @@ cat "$OUT/machine.txt"
 
 run() { # name, command...
   local name=$1; shift
+  local tool=$1
+  [ "$tool" = compute-sanitizer ] && tool=${@: -1} && for a in "$@"; do case $a in */bin/*) tool=$a; break;; esac; done
+  if [[ "$tool" == */bin/* && ! -x "$tool" ]]; then
+    note "$(printf '%-28s skipped: %s not staged' "$name" "$(basename "$tool")")"
+    return 0
+  fi
   local start=$(date +%s%N)
   "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
@@ -56,10 +62,19 @@ run calibrate "$BIN/fusec-calibrate" -o "$OUT/h200-measured.json"
 # The measured target must load: a roofline report against it.
 run report-measured "$BIN/fusec-opt" test/lit/Passes/Inputs/seeds.mlir \
   --fusec-roofline-report="target=$OUT/h200-measured.json" -o /dev/null
+printf 'func.func @g(%%x: tensor<1000003xbf16>, %%b: tensor<1000003xbf16>) -> tensor<1000003xbf16> {\n  %%0 = fusec.add %%x, %%b : tensor<1000003xbf16>\n  %%1 = fusec.gelu %%0 {tanh} : tensor<1000003xbf16>\n  return %%1 : tensor<1000003xbf16>\n}\n' > "$OUT/generated.mlir"
+if command -v compute-sanitizer >/dev/null; then
+  run memcheck-codegen compute-sanitizer --tool memcheck --error-exitcode 3 \
+    "$BIN/fusec-run" "$OUT/generated.mlir" --runs=2 --warmup=1
+fi
+PYTHONUNBUFFERED=1 FUSEC_BIN="$BIN" run memory-bound python3 bench/memory_bound.py
 run jit-bench "$BIN/fusec-jit-bench" --benchmark_out="$OUT/jit_bench.json" \
   --benchmark_out_format=json --benchmark_repetitions=5 \
   --benchmark_report_aggregates_only=true
 
+echo
+echo "== memory-bound graphs (generated kernels)"
+tail -8 "$OUT/memory-bound.log"
 echo
 echo "== calibration"
 cat "$OUT/calibrate.log"

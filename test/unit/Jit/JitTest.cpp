@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -46,21 +47,48 @@ JitOptions freshOptions(const std::string &name) {
   return o;
 }
 
-TEST(Jit, OpsOutsideKernelsAreReportedWithTheirLocation) {
+TEST(Jit, KernelsWithoutCodeGenerationAreReportedWithTheirLocation) {
   auto jit = Jit::create(freshOptions("outside"));
   ASSERT_TRUE(jit.ok());
+  // A row reduction: fused into a kernel, but not generated yet.
   auto r = (*jit)->compile(R"mlir(
-    func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
-      %0 = fusec.exp %a : tensor<4xf32>
+    func.func @f(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+      %0 = fusec.reduce sum %a dims [1] : tensor<4x8xf32> -> tensor<4xf32>
       return %0 : tensor<4xf32>
     })mlir",
                            "g.mlir");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(r.status().message().find("g.mlir:3:12: 'fusec.exp' is not inside a "
-                                      "fusec.kernel that carries its PTX"),
+  EXPECT_NE(r.status().message().find(
+                "g.mlir:3:12: 'fusec.kernel' has no 'fusec.ptx': fusec generates "
+                "code only for elementwise kernels yet"),
             std::string::npos)
       << r.status();
+}
+
+TEST(Jit, GeneratesCodeForElementwiseGraphs) {
+  JitOptions options = freshOptions("generate");
+  options.target = "sm_90a";
+  auto jit = Jit::create(options);
+  ASSERT_TRUE(jit.ok());
+  auto r = (*jit)->compile(R"mlir(
+    func.func @f(%a: tensor<1000xf32>, %b: tensor<1000xf32>) -> tensor<1000xf32> {
+      %0 = fusec.exp %a : tensor<1000xf32>
+      %1 = fusec.add %0, %b : tensor<1000xf32>
+      return %1 : tensor<1000xf32>
+    })mlir");
+  if (rt::available().ok()) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ((*r)->kernels().size(), 1u);
+  } else {
+    // Pipeline, code generation and PTX -> cubin all ran; only the load
+    // needs the GPU.
+    ASSERT_FALSE(r.ok());
+    if (r.status().message().find("nvJitLink not found") != std::string::npos)
+      GTEST_SKIP() << r.status().message();
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  }
+  EXPECT_EQ((*jit)->cacheStats().compiles, 1);
 }
 
 TEST(Jit, ParseErrorsCarryLocations) {
@@ -129,15 +157,15 @@ TEST(Jit, ModulesCompileLikeTextAndKeepLocations) {
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
-    func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
-      %0 = fusec.exp %a : tensor<4xf32>
+    func.func @f(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+      %0 = fusec.reduce max %a dims [1] : tensor<4x8xf32> -> tensor<4xf32>
       return %0 : tensor<4xf32>
     })mlir",
                                                         &context, "built.mlir");
   ASSERT_TRUE(module);
   auto r = compileModule(**jit, *module);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("built.mlir:3:12: 'fusec.exp'"),
+  EXPECT_NE(r.status().message().find("built.mlir:3:12: 'fusec.kernel'"),
             std::string::npos)
       << r.status();
 }
@@ -197,6 +225,40 @@ TEST(Jit, RunsTheChainGraph) {
   std::vector<rt::DeviceBuffer *> badOut = {&*small, out[1]};
   EXPECT_EQ((*exec)->run(in, badOut, *stream).code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Jit, RunsAGeneratedKernel) {
+  REQUIRE_GPU();
+  auto jit = Jit::create(freshOptions("run-generated"));
+  ASSERT_TRUE(jit.ok());
+  const int64_t n = 1000003; // a partial last vector
+  std::string t = "tensor<" + std::to_string(n) + "xf32>";
+  auto exec = (*jit)->compile("func.func @f(%a: " + t + ", %b: " + t + ") -> " + t +
+                              " {\n  %0 = fusec.exp %a : " + t +
+                              "\n  %1 = fusec.mul %0, %b : " + t +
+                              "\n  return %1 : " + t + "\n}\n");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  HostTensor a = randomTensor(DType::F32, {n}, 3), b = randomTensor(DType::F32, {n}, 4);
+  std::vector<rt::DeviceBuffer> bufs;
+  for (const HostTensor *h : {&a, &b}) {
+    std::string bytes = toDeviceBytes(*h);
+    auto buf = rt::DeviceBuffer::allocate(bytes.size());
+    ASSERT_TRUE(buf.ok() && buf->copyFromHost(bytes.data(), bytes.size()).ok());
+    bufs.push_back(std::move(*buf));
+  }
+  auto out = rt::DeviceBuffer::allocate(n * 4);
+  ASSERT_TRUE(out.ok() && out->fill(0xFF).ok());
+  auto stream = rt::Stream::create();
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE((*exec)->run({&bufs[0], &bufs[1]}, {&*out}, *stream).ok());
+  ASSERT_TRUE(stream->synchronize().ok());
+  std::string bytes(n * 4, '\0');
+  ASSERT_TRUE(out->copyToHost(bytes.data(), bytes.size()).ok());
+  auto got = fromDeviceBytes(DType::F32, {n}, bytes);
+  for (int64_t i = 0; i < n; ++i) {
+    double want = std::exp(a.data[i]) * b.data[i];
+    ASSERT_NEAR(got->data[i], want, 1e-5 + 1e-5 * std::fabs(want)) << i;
+  }
 }
 
 TEST(Jit, SecondCompileIsAnExecutableHitAcrossThreads) {

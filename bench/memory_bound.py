@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Memory-bound graphs on the GPU: fusec's generated kernels against eager
+PyTorch and TorchInductor, in one run on one card.
+
+Runs on the GPU machine from the repository root (bench/run-gpu.sh calls it):
+1. correctness: fusec-run (JIT: pipeline + code generation) against the
+   reference interpreter on fresh random inputs, over odd sizes, sizes that are
+   not a multiple of the vector width, one element, and several dtypes;
+2. speed: the median kernel time of fusec (cache hints on, and off through
+   FUSEC_DISABLE_AGGRESSIVE_PTX=1), eager PyTorch and torch.compile on the same
+   graph and size, with CUDA events, and the device-to-device copy ceiling
+   measured the same way. Bytes: each input read once, each output written once.
+
+Writes $OUT/memory_bound.json and prints a table last.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("FUSEC_BIN", ".device/bin")
+OUT = os.environ.get("OUT", "bench/out")
+
+GRAPHS = {
+    # name: (fusec body, torch function, inputs)
+    "gelu_bias_residual": (
+        """  %0 = fusec.add %x, %b : T
+  %1 = fusec.gelu %0 : T
+  %h = fusec.constant dense<0.5> : T
+  %2 = fusec.mul %1, %h : T
+  %3 = fusec.add %2, %r : T
+  return %3 : T""",
+        lambda x, b, r: __import__("torch").nn.functional.gelu(x + b) * 0.5 + r,
+        ["x", "b", "r"]),
+    "silu_mul": (
+        """  %0 = fusec.silu %x : T
+  %1 = fusec.mul %0, %b : T
+  return %1 : T""",
+        lambda x, b: __import__("torch").nn.functional.silu(x) * b,
+        ["x", "b"]),
+}
+
+
+def mlir(name, n, dtype):
+    body, _, args = GRAPHS[name]
+    t = f"tensor<{n}x{dtype}>"
+    params = ", ".join(f"%{a}: {t}" for a in args)
+    return f"func.func @{name}({params}) -> {t} {{\n{body.replace('T', t)}\n}}\n"
+
+
+def fusec_run(path, *flags, env=None):
+    p = subprocess.run([f"{BIN}/fusec-run", path, "--json", *flags],
+                       capture_output=True, text=True, env=env)
+    try:
+        return p.returncode, json.loads(p.stdout), p.stderr
+    except json.JSONDecodeError:
+        return p.returncode, None, p.stdout + p.stderr
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    results = {"correctness": [], "speed": []}
+    tmp = tempfile.mkdtemp()
+    # 1. Correctness over shapes and dtypes.
+    ok_all = True
+    for name in GRAPHS:
+        for dtype in ("f32", "bf16", "f16"):
+            for n in (1, 7, 8, 1000, 1000003, 4 << 20):
+                path = os.path.join(tmp, f"{name}_{dtype}_{n}.mlir")
+                open(path, "w").write(mlir(name, n, dtype))
+                rc, r, err = fusec_run(path, "--runs=3", "--warmup=1", "--seed=%d" % n)
+                ok = rc == 0 and r is not None and r["ok"]
+                ok_all &= ok
+                results["correctness"].append({
+                    "graph": name, "dtype": dtype, "n": n, "ok": ok,
+                    "rel_l2": r["results"][0]["rel_l2"] if r else None,
+                    "error": None if ok else err[-400:]})
+                print(f"correctness {name} {dtype} n={n}: {'ok' if ok else 'FAIL ' + err[-200:]}",
+                      flush=True)
+
+    # 2. Speed on 128M elements (bf16), beside torch.
+    import torch
+    n = 128 << 20
+    dev = "cuda"
+
+    def median_ms(fn, reps=30):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for _ in range(5):
+            fn()
+        ts = []
+        for _ in range(reps):
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            ts.append(start.elapsed_time(end))
+        return statistics.median(ts)
+
+    src = torch.randn(n * 4, device=dev, dtype=torch.bfloat16)
+    dst = torch.empty_like(src)
+    copy_ms = median_ms(lambda: dst.copy_(src))
+    copy_tbps = 2 * src.numel() * 2 / (copy_ms * 1e-3) / 1e12
+    del src, dst
+    for name in GRAPHS:
+        _, fn, args = GRAPHS[name]
+        nbytes = (len(args) + 1) * n * 2
+        xs = [torch.randn(n, device=dev, dtype=torch.bfloat16) for _ in args]
+        eager_ms = median_ms(lambda: fn(*xs))
+        compiled = torch.compile(fn)
+        inductor_ms = median_ms(lambda: compiled(*xs))
+        del xs
+        torch.cuda.empty_cache()
+        path = os.path.join(tmp, f"{name}_bf16_big.mlir")
+        open(path, "w").write(mlir(name, n, "bf16"))
+        row = {"graph": name, "n": n, "dtype": "bf16", "bytes": nbytes,
+               "copy_tbps": copy_tbps, "eager_ms": eager_ms, "inductor_ms": inductor_ms}
+        for label, env in (("fusec", None),
+                           ("fusec_no_hints", dict(os.environ, FUSEC_DISABLE_AGGRESSIVE_PTX="1"))):
+            rc, r, err = fusec_run(path, "--no-check", "--runs=30", "--warmup=5", env=env)
+            row[f"{label}_ms"] = r["kernels"][0]["median_ms"] if (rc == 0 and r) else None
+            if rc != 0:
+                row[f"{label}_error"] = err[-400:]
+        for k in ("eager", "inductor", "fusec", "fusec_no_hints"):
+            ms = row.get(f"{k}_ms")
+            row[f"{k}_tbps"] = nbytes / (ms * 1e-3) / 1e12 if ms else None
+        results["speed"].append(row)
+    results["copy_tbps"] = copy_tbps
+    results["torch"] = torch.__version__
+    json.dump(results, open(os.path.join(OUT, "memory_bound.json"), "w"), indent=2)
+
+    print(f"\ncorrectness: {sum(r['ok'] for r in results['correctness'])}/"
+          f"{len(results['correctness'])} graphs match the reference")
+    print(f"copy ceiling (torch, bf16, 2 GiB): {copy_tbps:.2f} TB/s")
+    print(f"{'graph (bf16, 128M)':24s} {'eager':>12s} {'inductor':>12s} {'fusec':>12s} {'no hints':>12s} {'vs inductor':>11s}")
+    for r in results["speed"]:
+        def cell(k):
+            v = r.get(f"{k}_tbps")
+            return f"{v:5.2f} ({v / copy_tbps:3.0%})" if v else "    -      "
+        ratio = (r["inductor_ms"] / r["fusec_ms"]) if r.get("fusec_ms") else 0
+        print(f"{r['graph']:24s} {cell('eager'):>12s} {cell('inductor'):>12s} {cell('fusec'):>12s} {cell('fusec_no_hints'):>12s} {ratio:10.2f}x")
+    return 0 if ok_all else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
