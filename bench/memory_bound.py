@@ -116,13 +116,17 @@ def main():
         open(path, "w").write(mlir(name, n, "bf16"))
         row = {"graph": name, "n": n, "dtype": "bf16", "bytes": nbytes,
                "copy_tbps": copy_tbps, "eager_ms": eager_ms, "inductor_ms": inductor_ms}
-        for label, env in (("fusec", None),
-                           ("fusec_no_hints", dict(os.environ, FUSEC_DISABLE_AGGRESSIVE_PTX="1"))):
+        variants = (("fusec", None),
+                    ("fusec_no_hints", dict(os.environ, FUSEC_DISABLE_AGGRESSIVE_PTX="1")),
+                    ("fusec_l2_256b", dict(os.environ, FUSEC_STREAM_LOAD="l2_256b")),
+                    ("fusec_no_allocate", dict(os.environ, FUSEC_STREAM_LOAD="no_allocate")),
+                    ("fusec_evict_first", dict(os.environ, FUSEC_STREAM_LOAD="evict_first")))
+        for label, env in variants:
             rc, r, err = fusec_run(path, "--no-check", "--runs=30", "--warmup=5", env=env)
             row[f"{label}_ms"] = r["kernels"][0]["median_ms"] if (rc == 0 and r) else None
             if rc != 0:
                 row[f"{label}_error"] = err[-400:]
-        for k in ("eager", "inductor", "fusec", "fusec_no_hints"):
+        for k in ("eager", "inductor") + tuple(v[0] for v in variants):
             ms = row.get(f"{k}_ms")
             row[f"{k}_tbps"] = nbytes / (ms * 1e-3) / 1e12 if ms else None
         results["speed"].append(row)
@@ -133,13 +137,16 @@ def main():
     print(f"\ncorrectness: {sum(r['ok'] for r in results['correctness'])}/"
           f"{len(results['correctness'])} graphs match the reference")
     print(f"copy ceiling (torch, bf16, 2 GiB): {copy_tbps:.2f} TB/s")
-    print(f"{'graph (bf16, 128M)':24s} {'eager':>12s} {'inductor':>12s} {'fusec':>12s} {'no hints':>12s} {'vs inductor':>11s}")
+    print("stream loads: fusec (default), no hints (plain ld.global.v4), l2_256b, no_allocate, evict_first")
+    print(f"{'graph (bf16, 128M)':20s} {'eager':>11s} {'inductor':>11s} {'fusec':>11s} {'no hints':>11s} {'l2_256b':>11s} {'no_alloc':>11s} {'evict_1st':>11s} {'vs ind.':>7s}")
     for r in results["speed"]:
         def cell(k):
             v = r.get(f"{k}_tbps")
-            return f"{v:5.2f} ({v / copy_tbps:3.0%})" if v else "    -      "
+            return f"{v:4.2f} ({v / copy_tbps:3.0%})" if v else "    -     "
         ratio = (r["inductor_ms"] / r["fusec_ms"]) if r.get("fusec_ms") else 0
-        print(f"{r['graph']:24s} {cell('eager'):>12s} {cell('inductor'):>12s} {cell('fusec'):>12s} {cell('fusec_no_hints'):>12s} {ratio:10.2f}x")
+        print(f"{r['graph']:20s} {cell('eager'):>11s} {cell('inductor'):>11s} {cell('fusec'):>11s} "
+              f"{cell('fusec_no_hints'):>11s} {cell('fusec_l2_256b'):>11s} {cell('fusec_no_allocate'):>11s} "
+              f"{cell('fusec_evict_first'):>11s} {ratio:6.2f}x")
     return 0 if ok_all else 1
 
 

@@ -255,13 +255,21 @@ void KernelWriter::vectorLoads(const std::string &base) {
       // The only other inline PTX of the code generator.
       std::string addr = w.def(absl::StrCat("llvm.ptrtoint ", ptr,
                                             " : !llvm.ptr<1> to i64"));
-      const char *qualifiers =
-          !options.aggressivePtx || hint == "default" ? "ld.global.v4.u32"
-          : hint == "stream" ? "ld.global.nc.L1::no_allocate.L2::256B.v4.u32"
-                             : "ld.global.nc.L1::evict_last.v4.u32";
+      std::string load;
+      if (!options.aggressivePtx || hint == "default")
+        load = "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];";
+      else if (hint == "keep")
+        load = "ld.global.nc.L1::evict_last.v4.u32 {$0, $1, $2, $3}, [$4];";
+      else if (options.streamLoad == "l2_256b")
+        load = "ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {$0, $1, $2, $3}, [$4];";
+      else if (options.streamLoad == "evict_first")
+        load = "{ .reg .b64 pol; createpolicy.fractional.L2::evict_first.b64 "
+               "pol, 1.0; ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 "
+               "{$0, $1, $2, $3}, [$4], pol; }";
+      else
+        load = "ld.global.nc.L1::no_allocate.v4.u32 {$0, $1, $2, $3}, [$4];";
       std::string s = w.def(absl::StrCat(
-          "llvm.inline_asm \"", qualifiers,
-          " {$0, $1, $2, $3}, [$4];\", \"=r,=r,=r,=r,l\" ", addr,
+          "llvm.inline_asm \"", load, "\", \"=r,=r,=r,=r,l\" ", addr,
           " : (i64) -> !llvm.struct<(i32, i32, i32, i32)>"));
       std::string packed = w.def("llvm.mlir.poison : vector<4xi32>");
       for (int i = 0; i < 4; ++i) {

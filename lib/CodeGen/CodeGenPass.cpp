@@ -31,6 +31,15 @@ public:
     const char *env = std::getenv("FUSEC_DISABLE_AGGRESSIVE_PTX");
     options.aggressivePtx =
         aggressivePtx && !(env && *env && std::strcmp(env, "0") != 0);
+    if (const char *v = std::getenv("FUSEC_STREAM_LOAD"); v && *v) {
+      std::string mode = v;
+      if (mode != "no_allocate" && mode != "l2_256b" && mode != "evict_first") {
+        getOperation().emitError() << "FUSEC_STREAM_LOAD='" << mode
+                                   << "' is not no_allocate, l2_256b or evict_first";
+        return signalPassFailure();
+      }
+      options.streamLoad = mode;
+    }
     Builder b(&getContext());
     WalkResult result = getOperation().walk([&](KernelOp kernel) {
       if (kernel->hasAttr("fusec.ptx"))

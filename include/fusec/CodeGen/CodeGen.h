@@ -25,6 +25,11 @@ struct PtxOptions {
   std::string arch = "sm_90a";
   /// Cache-hinted loads where fusec.cache_hints asks (false: plain loads).
   bool aggressivePtx = true;
+  /// The load for tensors read once ("stream"): "no_allocate"
+  /// (ld.global.nc.L1::no_allocate), "l2_256b" (... .L2::256B) or
+  /// "evict_first" (... .L2::cache_hint with an evict-first policy).
+  /// FUSEC_STREAM_LOAD overrides it.
+  std::string streamLoad = "l2_256b";
 };
 
 struct GeneratedKernel {
