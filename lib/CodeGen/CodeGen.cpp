@@ -260,6 +260,8 @@ void KernelWriter::vectorLoads(const std::string &base) {
         load = "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];";
       else if (hint == "keep")
         load = "ld.global.nc.L1::evict_last.v4.u32 {$0, $1, $2, $3}, [$4];";
+      else if (options.streamLoad == "plain")
+        load = "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];";
       else if (options.streamLoad == "l2_256b")
         load = "ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {$0, $1, $2, $3}, [$4];";
       else if (options.streamLoad == "evict_first")

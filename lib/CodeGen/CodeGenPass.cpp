@@ -33,9 +33,10 @@ public:
         aggressivePtx && !(env && *env && std::strcmp(env, "0") != 0);
     if (const char *v = std::getenv("FUSEC_STREAM_LOAD"); v && *v) {
       std::string mode = v;
-      if (mode != "no_allocate" && mode != "l2_256b" && mode != "evict_first") {
+      if (mode != "plain" && mode != "no_allocate" && mode != "l2_256b" &&
+          mode != "evict_first") {
         getOperation().emitError() << "FUSEC_STREAM_LOAD='" << mode
-                                   << "' is not no_allocate, l2_256b or evict_first";
+                                   << "' is not plain, no_allocate, l2_256b or evict_first";
         return signalPassFailure();
       }
       options.streamLoad = mode;

@@ -234,10 +234,14 @@ def CodeGen : Pass<"fusec-codegen", "::mlir::ModuleOp"> {
     contract the JIT runs. Today only kernels with one iteration shape
     (elementwise ops, broadcasts, casts, splat constants, several outputs)
     are generated; the others are left as they are (a remark says why, with
-    `remarks=true`). Loads of operands marked `stream`/`keep` by
-    fusec-assign-cache-hints become `ld.global.nc.L1::no_allocate.L2::256B` /
-    `ld.global.nc.L1::evict_last` unless `aggressive-ptx=false` or
-    `FUSEC_DISABLE_AGGRESSIVE_PTX=1`.
+    `remarks=true`). Full-shape operands are read with one 16-byte load per
+    vector. Operands marked `keep` by fusec-assign-cache-hints use
+    `ld.global.nc.L1::evict_last`; operands marked `stream` use the load
+    `FUSEC_STREAM_LOAD` names: `plain` (the default: it measured fastest on
+    the H200), `no_allocate` (`ld.global.nc.L1::no_allocate`), `l2_256b`
+    (`... .L2::256B`) or `evict_first` (`... .L2::cache_hint` with an
+    evict-first `createpolicy`). `aggressive-ptx=false` or
+    `FUSEC_DISABLE_AGGRESSIVE_PTX=1` makes every load plain.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
