@@ -1,8 +1,9 @@
 //===- fusec-compile.cpp - The end-to-end fusec driver ----------*- C++ -*-===//
 //
-// IN.mlir -> the fusec pipeline for a target -> OUT, with the roofline report
-// and plot on request. Stages that do not exist yet (code generation, ONNX
-// import) are refused with a message that says so, never skipped silently.
+// IN.mlir -> the fusec pipeline for a target -> OUT (MLIR, kernels or PTX),
+// with the roofline report and plot on request. What does not exist yet
+// (code generation for reductions, matmuls and data movement; ONNX import)
+// is refused with a message that says so, never skipped silently.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,9 +77,6 @@ int main(int argc, char **argv) {
 
   if (emit != "mlir" && emit != "kernels" && emit != "ptx")
     return fail("--emit=" + emit + ": expected mlir, kernels or ptx");
-  if (emit == "ptx")
-    return fail("--emit=ptx needs code generation, which fusec does not have "
-                "yet (issue #6); --emit=kernels and --emit=mlir work");
   if (precision != "fp32" && precision != "bf16" && precision != "fp16" &&
       precision != "fp8")
     return fail("--precision=" + precision + ": expected fp32, bf16, fp16 or fp8");
@@ -117,6 +115,12 @@ int main(int argc, char **argv) {
     options.aggressivePtx = !noAggressivePtx;
     options.remarks = remarks;
     fusec::buildFusecPipeline(pm, options);
+    if (emit == "ptx") {
+      fusec::CodeGenOptions codegen;
+      codegen.arch = loaded->arch().empty() ? "sm_90a" : loaded->arch();
+      codegen.aggressivePtx = !noAggressivePtx;
+      pm.addPass(fusec::createCodeGen(codegen));
+    }
   }
   if (failed(pm.run(*module)))
     return 1;
@@ -143,6 +147,26 @@ int main(int argc, char **argv) {
   auto output = openOutputFile(outputFile, &error);
   if (!output)
     return fail(error);
+  if (emit == "ptx") {
+    // Every kernel's PTX, one after the other; all must have been generated.
+    std::string missing;
+    module->walk([&](fusec::KernelOp k) {
+      auto ptx = k->getAttrOfType<StringAttr>("fusec.ptx");
+      if (!ptx) {
+        missing += (missing.empty() ? "" : ", ") +
+                   (k.getName() ? k.getName()->str() : std::string("kernel"));
+        return;
+      }
+      output->os() << "// fusec kernel " << (k.getName() ? k.getName()->str() : "")
+                   << "\n" << ptx.getValue() << "\n";
+    });
+    if (!missing.empty())
+      return fail("--emit=ptx: no code generation yet for kernel(s) " + missing +
+                  " (fusec generates elementwise kernels only; "
+                  "--emit=kernels shows them)");
+    output->keep();
+    return 0;
+  }
   module->print(output->os());
   output->keep();
   return 0;
