@@ -7,6 +7,17 @@
 namespace fusec::calibrate {
 
 namespace {
+/// Every measuring kernel ends by storing its thread's sum %s to out[tid].
+const char *kStoreSum = R"(  mov.u32 %bid, %ctaid.x;
+  mov.u32 %nt, %ntid.x;
+  mad.lo.u32 %bid, %bid, %nt, %ti;
+  mul.wide.u32 %off, %bid, 4;
+  cvta.to.global.u64 %out, %out;
+  add.u64 %out, %out, %off;
+  st.global.f32 [%out], %s;
+  ret;
+}
+)";
 const char *kHeader80 = ".version 8.0\n.target sm_80\n.address_size 64\n";
 const char *kHeader90a = ".version 8.0\n.target sm_90a\n.address_size 64\n";
 } // namespace
@@ -78,16 +89,7 @@ LOOP:
   setp.lt.u32 %p, %j, %iters;
   @%p bra LOOP;
   mov.f32 %s, 0f00000000;
-)", sum, R"(  mov.u32 %bid, %ctaid.x;
-  mov.u32 %nt, %ntid.x;
-  mad.lo.u32 %bid, %bid, %nt, %ti;
-  mul.wide.u32 %off, %bid, 4;
-  cvta.to.global.u64 %out, %out;
-  add.u64 %out, %out, %off;
-  st.global.f32 [%out], %s;
-  ret;
-}
-)");
+)", sum, kStoreSum);
 }
 
 std::string fmaPtx() {
@@ -165,16 +167,7 @@ LOOP:
   @%p bra LOOP;
   wgmma.wait_group.sync.aligned 0;
   mov.f32 %s, 0f00000000;
-)", sum, R"(  mov.u32 %bid, %ctaid.x;
-  mov.u32 %nt, %ntid.x;
-  mad.lo.u32 %bid, %bid, %nt, %ti;
-  mul.wide.u32 %off, %bid, 4;
-  cvta.to.global.u64 %out, %out;
-  add.u64 %out, %out, %off;
-  st.global.f32 [%out], %s;
-  ret;
-}
-)");
+)", sum, kStoreSum);
 }
 
 std::string emptyPtx() {
