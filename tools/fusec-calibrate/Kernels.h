@@ -13,7 +13,8 @@
 
 namespace fusec::calibrate {
 
-/// copy(src, dst, n16): dst[i] = src[i] for i < n16 16-byte vectors, grid-stride.
+/// copy(src, dst, n16): dst[i] = src[i] for i < n16 16-byte vectors,
+/// grid-stride, four loads in flight per thread.
 std::string copyPtx();
 
 /// fma(out, iters): kChains independent fma.rn.f32 chains per thread,

@@ -173,6 +173,7 @@ int main(int argc, char **argv) {
     if (!src.ok() || !dst.ok())
       return fail("cannot allocate the copy buffers");
     (void)src->fill(0x5A);
+    (void)dst->fill(0x00);
     auto k = load(copyPtx(), "copy");
     if (!k.ok())
       return fail(std::string(k.status().message()));
@@ -193,8 +194,19 @@ int main(int argc, char **argv) {
         bestShape = absl::StrCat(grid.x, "x", threads);
       }
     }
+    // The copy must have copied: every byte of dst is src's 0x5A (dst was
+    // zeroed before the first launch).
+    {
+      std::vector<uint8_t> host(static_cast<size_t>(bytes));
+      if (auto st = dst->copyToHost(host.data(), bytes); !st.ok())
+        return fail(std::string(st.message()));
+      for (size_t i = 0; i < host.size(); ++i)
+        if (host[i] != 0x5A)
+          return fail(absl::StrCat("the copy kernel is wrong: byte ", i, " is ",
+                                   host[i], ", expected 90"));
+    }
     results.push_back({"hbm_tb_per_s", best,
-                       absl::StrFormat("copy of %d MiB (read + written), 16-byte loads, grid %s, median of %d",
+                       absl::StrFormat("copy of %d MiB (read + written), four 16-byte loads in flight per thread, grid %s, median of %d",
                                        opt.copyMiB, bestShape, opt.runs)});
   }
 
