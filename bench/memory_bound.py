@@ -43,6 +43,33 @@ GRAPHS = {
 }
 
 
+# Row graphs: (fusec op line, torch function, has gamma, has beta).
+ROWS = {
+    "layer_norm": ("fusec.layer_norm %x, %g, %b : (T, V, V) -> T", True, True),
+    "rms_norm": ("fusec.rms_norm %x, %g : (T, V) -> T", True, False),
+    "softmax": ("fusec.softmax %x dim 1 : T", False, False),
+}
+
+
+def row_mlir(name, rows, cols, dtype):
+    line, g, b = ROWS[name]
+    t, v = f"tensor<{rows}x{cols}x{dtype}>", f"tensor<{cols}x{dtype}>"
+    params = [f"%x: {t}"] + ([f"%g: {v}"] if g else []) + ([f"%b: {v}"] if b else [])
+    op = line.replace("T", t).replace("V", v)
+    return f"func.func @{name}({', '.join(params)}) -> {t} {{\n  %0 = {op}\n  return %0 : {t}\n}}\n"
+
+
+def row_torch(name, x, g, b):
+    import torch
+    cols = x.shape[-1]
+    if name == "layer_norm":
+        return torch.nn.functional.layer_norm(x, (cols,), g, b)
+    if name == "rms_norm":
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * g.float()).to(x.dtype)
+    return torch.softmax(x.float(), dim=-1).to(x.dtype)
+
+
 def mlir(name, n, dtype):
     body, _, args = GRAPHS[name]
     t = f"tensor<{n}x{dtype}>"
@@ -78,6 +105,21 @@ def main():
                     "rel_l2": r["results"][0]["rel_l2"] if r else None,
                     "error": None if ok else err[-400:]})
                 print(f"correctness {name} {dtype} n={n}: {'ok' if ok else 'FAIL ' + err[-200:]}",
+                      flush=True)
+
+    for name in ROWS:
+        for dtype in ("f32", "bf16"):
+            for rows, cols in ((1, 1), (3, 7), (5, 33), (64, 1024), (7, 5000), (2, 50304)):
+                path = os.path.join(tmp, f"{name}_{dtype}_{rows}x{cols}.mlir")
+                open(path, "w").write(row_mlir(name, rows, cols, dtype))
+                rc, r, err = fusec_run(path, "--runs=3", "--warmup=1", f"--seed={rows * cols}")
+                ok = rc == 0 and r is not None and r["ok"]
+                ok_all &= ok
+                results["correctness"].append({
+                    "graph": name, "dtype": dtype, "n": rows * cols, "shape": [rows, cols],
+                    "ok": ok, "rel_l2": r["results"][0]["rel_l2"] if r else None,
+                    "error": None if ok else err[-400:]})
+                print(f"correctness {name} {dtype} {rows}x{cols}: {'ok' if ok else 'FAIL ' + err[-300:]}",
                       flush=True)
 
     if os.environ.get("MEMORY_BOUND_SPEED", "1") == "0":
@@ -133,6 +175,30 @@ def main():
             if rc != 0:
                 row[f"{label}_error"] = err[-400:]
         for k in ("eager", "inductor") + tuple(v[0] for v in variants):
+            ms = row.get(f"{k}_ms")
+            row[f"{k}_tbps"] = nbytes / (ms * 1e-3) / 1e12 if ms else None
+        results["speed"].append(row)
+    for name in ROWS:
+        rows, cols = 16384, 8192
+        x = torch.randn(rows, cols, device=dev, dtype=torch.bfloat16)
+        g = torch.randn(cols, device=dev, dtype=torch.bfloat16)
+        b = torch.randn(cols, device=dev, dtype=torch.bfloat16)
+        nbytes = 2 * rows * cols * 2
+        eager_ms = median_ms(lambda: row_torch(name, x, g, b))
+        compiled = torch.compile(lambda x, g, b: row_torch(name, x, g, b))
+        inductor_ms = median_ms(lambda: compiled(x, g, b))
+        del x, g, b
+        torch.cuda.empty_cache()
+        path = os.path.join(tmp, f"{name}_bf16_big.mlir")
+        open(path, "w").write(row_mlir(name, rows, cols, "bf16"))
+        rc, r, err = fusec_run(path, "--no-check", "--runs=30", "--warmup=5")
+        row = {"graph": name, "n": rows * cols, "shape": [rows, cols], "dtype": "bf16",
+               "bytes": nbytes, "copy_tbps": copy_tbps, "eager_ms": eager_ms,
+               "inductor_ms": inductor_ms,
+               "fusec_ms": r["kernels"][0]["median_ms"] if (rc == 0 and r) else None}
+        if rc != 0:
+            row["fusec_error"] = err[-400:]
+        for k in ("eager", "inductor", "fusec"):
             ms = row.get(f"{k}_ms")
             row[f"{k}_tbps"] = nbytes / (ms * 1e-3) / 1e12 if ms else None
         results["speed"].append(row)

@@ -158,15 +158,65 @@ private:
   std::vector<std::string> argNames;
   /// Per lane of the vector path: the loaded lanes of full-shape operands.
   llvm::DenseMap<unsigned, std::vector<std::string>> lanes;
-  /// Memo: (value, index) -> computed SSA name, reset per lane.
+  /// Memo: (value, index) -> computed SSA name, reset per lane; inside a
+  /// loop body, entries are dropped when the body ends (they do not
+  /// dominate what follows the loop).
   llvm::DenseMap<std::pair<Value, int>, std::string> memo;
+  std::vector<std::vector<std::pair<Value, int>>> scopes;
+  void remember(std::pair<Value, int> key, const std::string &name) {
+    memo[key] = name;
+    if (!scopes.empty())
+      scopes.back().push_back(key);
+  }
+  void openScope() { scopes.emplace_back(); }
+  void closeScope() {
+    for (auto &k : scopes.back())
+      memo.erase(k);
+    scopes.pop_back();
+  }
+  absl::StatusOr<GeneratedKernel> runRows();
+  /// Row reductions: the reduced (trailing) length and the number of rows.
+  int64_t rowLength = 0, rows = 0;
+  std::vector<ReduceOp> reductions;
+  /// The per-row totals of the reductions, once their loops are emitted.
+  llvm::DenseMap<Value, std::string> rowTotals;
   bool vectorPath = false;
 };
 
 absl::Status KernelWriter::check() {
   Block &body = kernel.getBody().front();
+  body.walk([&](ReduceOp r) { reductions.push_back(r); });
+  if (!reductions.empty()) {
+    // Row reductions: every reduction reduces the same trailing dims of the
+    // same shape D (fusion guarantees the same signature).
+    auto in = cast<RankedTensorType>(reductions[0].getInput().getType());
+    domain.assign(in.getShape().begin(), in.getShape().end());
+    SmallVector<int64_t> dims(reductions[0].getDims());
+    llvm::sort(dims);
+    int64_t rank = in.getRank();
+    rowLength = 1;
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      if (d != rank - static_cast<int64_t>(dims.size()) + static_cast<int64_t>(i))
+        return unimplemented(reductions[0], "reductions over outer dimensions "
+                                            "are not generated yet");
+      rowLength *= in.getDimSize(d);
+    }
+    rows = rowLength ? in.getNumElements() / rowLength : 0;
+    for (ReduceOp r : reductions)
+      if (!isa<FloatType>(getElementTypeOrSelf(r.getType())))
+        return unimplemented(r, "integer reductions are not generated yet");
+    SmallVector<int64_t> rowShape(in.getShape().take_front(rank - dims.size()));
+    for (Value r : body.getTerminator()->getOperands()) {
+      auto t = cast<RankedTensorType>(r.getType()).getShape();
+      if (t != ArrayRef<int64_t>(domain) && t != ArrayRef<int64_t>(rowShape))
+        return unimplemented(kernel, "an output of neither the row nor the "
+                                     "element shape");
+    }
+  }
   for (Value r : body.getTerminator()->getOperands()) {
     auto t = cast<RankedTensorType>(r.getType());
+    if (!reductions.empty())
+      break;
     if (domain.empty())
       domain.assign(t.getShape().begin(), t.getShape().end());
     else if (ArrayRef<int64_t>(domain) != t.getShape())
@@ -180,12 +230,13 @@ absl::Status KernelWriter::check() {
     if (auto c = dyn_cast<ConstantOp>(op)) {
       if (!isa<SplatElementsAttr>(c.getValue()))
         return unimplemented(&op, "only splat constants are generated yet");
-    } else if (!isa<CastOp, BroadcastOp, CompareOp, SelectOp, AddOp, SubOp, MulOp,
+    } else if (!isa<ReduceOp, CastOp, BroadcastOp, CompareOp, SelectOp, AddOp, SubOp, MulOp,
                     DivOp, MaxOp, MinOp, PowOp, AndOp, OrOp, NotOp, NegOp,
                     AbsOp, SignOp, FloorOp, CeilOp, ExpOp, Exp2Op, LogOp,
                     TanhOp, ErfOp, SigmoidOp, RsqrtOp, SqrtOp>(op)) {
-      return unimplemented(&op, "only elementwise kernels are generated yet "
-                                "(reductions, matmuls and data movement come next)");
+      return unimplemented(&op, "only elementwise kernels and row reductions "
+                                "are generated yet (matmuls and data movement "
+                                "come next)");
     }
     for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
       if (!elemTypes(v.getType()))
@@ -313,7 +364,7 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
       result = lanes[arg.getArgNumber()][lane];
     else
       result = load(arg, mainIndex);
-    memo[key] = result;
+    remember(key, result);
     return result;
   }
   Operation *op = v.getDefiningOp();
@@ -321,6 +372,13 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
   ElemTypes rt = *elemTypes(v.getType());
   bool isFloat = rt.isFloat;
 
+  if (isa<ReduceOp>(op)) {
+    auto it = rowTotals.find(v);
+    if (it == rowTotals.end())
+      return absl::InternalError("fusec codegen: a reduction used before its "
+                                 "row loop (internal ordering error)");
+    return it->second;
+  }
   if (auto c = dyn_cast<ConstantOp>(op)) {
     auto splat = cast<SplatElementsAttr>(c.getValue());
     if (isFloat)
@@ -484,13 +542,15 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
   }
   if (isFloat)
     result = roundTo(result, v.getType());
-  memo[key] = result;
+  remember(key, result);
   return result;
 }
 
 absl::StatusOr<GeneratedKernel> KernelWriter::run() {
   if (auto st = check(); !st.ok())
     return st;
+  if (!reductions.empty())
+    return runRows();
   Block &body = kernel.getBody().front();
   elements = 1;
   for (int64_t d : domain)
@@ -616,6 +676,161 @@ absl::StatusOr<GeneratedKernel> KernelWriter::run() {
   if (auto launch = kernel->getAttrOfType<DictionaryAttr>("fusec.launch"))
     if (auto grid = launch.getAs<IntegerAttr>("grid"))
       g.grid = std::clamp<int64_t>(grid.getInt(), 1, std::max<int64_t>(1, (chunks + g.block - 1) / g.block));
+  return g;
+}
+
+/// Row reductions, a warp per row: for each reduction (in order) a loop over
+/// the row's columns, lanes 32 apart (coalesced), then a butterfly of
+/// shfl.sync; the row-level values follow; a last loop writes the outputs of
+/// the element shape, and lane 0 those of the row shape.
+absl::StatusOr<GeneratedKernel> KernelWriter::runRows() {
+  Block &body = kernel.getBody().front();
+  GeneratedKernel g;
+  g.entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
+  std::string params;
+  unsigned n = 0;
+  for (BlockArgument a : body.getArguments()) {
+    (void)a;
+    argNames.push_back("%arg" + std::to_string(n));
+    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
+    ++n;
+  }
+  std::vector<std::string> outNames;
+  for (Value r : body.getTerminator()->getOperands()) {
+    (void)r;
+    outNames.push_back("%arg" + std::to_string(n));
+    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
+    ++n;
+  }
+  auto zext = [&](const std::string &x) {
+    return w.def(absl::StrCat("llvm.zext ", x, " : i32 to i64"));
+  };
+  auto i32 = [&](int v) {
+    return w.def(absl::StrCat("llvm.mlir.constant(", v, " : i32) : i32"));
+  };
+  std::string tid = w.def("nvvm.read.ptx.sreg.tid.x : i32");
+  std::string ctaid = zext(w.def("nvvm.read.ptx.sreg.ctaid.x : i32"));
+  std::string ntid = w.def("nvvm.read.ptx.sreg.ntid.x : i32");
+  std::string nctaid = zext(w.def("nvvm.read.ptx.sreg.nctaid.x : i32"));
+  std::string lane = zext(w.def(absl::StrCat("llvm.and ", tid, ", ", i32(31), " : i32")));
+  std::string warp = zext(w.def(absl::StrCat("llvm.lshr ", tid, ", ", i32(5), " : i32")));
+  std::string warps = zext(w.def(absl::StrCat("llvm.lshr ", ntid, ", ", i32(5), " : i32")));
+  std::string row0 = w.def(absl::StrCat(
+      "llvm.add ", w.def(absl::StrCat("llvm.mul ", ctaid, ", ", warps, " : i64")), ", ",
+      warp, " : i64"));
+  std::string rowStep = w.def(absl::StrCat("llvm.mul ", nctaid, ", ", warps, " : i64"));
+  std::string length = w.constI64(rowLength), rowCount = w.constI64(rows);
+  std::string thirtyTwo = w.constI64(32);
+  std::string mask = i32(-1), clamp = i32(31);
+  w.line(absl::StrCat("llvm.br ^rowhead(", row0, " : i64)"));
+
+  w.label("^rowhead(%row: i64)");
+  std::string more = w.def(absl::StrCat("llvm.icmp \"ult\" %row, ", rowCount, " : i64"));
+  w.line(absl::StrCat("llvm.cond_br ", more, ", ^rowbody, ^exit"));
+  w.label("^rowbody");
+  std::string rowBase = w.def(absl::StrCat("llvm.mul %row, ", length, " : i64"));
+  memo.clear();
+  rowTotals.clear();
+
+  for (auto [k, r] : llvm::enumerate(reductions)) {
+    ReduceKind kind = r.getKind();
+    std::string init =
+        kind == ReduceKind::max   ? w.def("llvm.mlir.constant(0xFF800000 : f32) : f32")
+        : kind == ReduceKind::min ? w.def("llvm.mlir.constant(0x7F800000 : f32) : f32")
+                                  : w.constF32(0);
+    auto combine = [&](const std::string &a, const std::string &b) {
+      if (kind == ReduceKind::max)
+        return w.intr("maximum", {a, b}, "f32");
+      if (kind == ReduceKind::min)
+        return w.intr("minimum", {a, b}, "f32");
+      return w.f("fadd", a, b);
+    };
+    std::string head = absl::StrCat("^red", k), bodyLabel = absl::StrCat("^redbody", k),
+                exit = absl::StrCat("^redexit", k);
+    std::string col = absl::StrCat("%col", k), acc = absl::StrCat("%acc", k);
+    w.line(absl::StrCat("llvm.br ", head, "(", lane, ", ", init, " : i64, f32)"));
+    w.label(absl::StrCat(head, "(", col, ": i64, ", acc, ": f32)"));
+    std::string inRow = w.def(absl::StrCat("llvm.icmp \"ult\" ", col, ", ", length, " : i64"));
+    w.line(absl::StrCat("llvm.cond_br ", inRow, ", ", bodyLabel, ", ", exit));
+    w.label(bodyLabel);
+    openScope();
+    std::string idx = w.def(absl::StrCat("llvm.add ", rowBase, ", ", col, " : i64"));
+    auto val = eval(r.getInput(), idx, 0);
+    if (!val.ok())
+      return val.status();
+    std::string next = combine(acc, *val);
+    closeScope();
+    std::string col2 = w.def(absl::StrCat("llvm.add ", col, ", ", thirtyTwo, " : i64"));
+    w.line(absl::StrCat("llvm.br ", head, "(", col2, ", ", next, " : i64, f32)"));
+    w.label(exit);
+    std::string total = acc;
+    for (int offset : {16, 8, 4, 2, 1}) {
+      std::string other = w.def(absl::StrCat("nvvm.shfl.sync bfly ", mask, ", ", total, ", ",
+                                             i32(offset), ", ", clamp, " : f32 -> f32"));
+      total = combine(total, other);
+    }
+    if (kind == ReduceKind::mean)
+      total = w.f("fdiv", total, w.constF32(static_cast<double>(rowLength)));
+    rowTotals[r.getResult()] = roundTo(total, r.getType());
+  }
+
+  // Outputs of the element shape: a last pass over the row.
+  SmallVector<unsigned> full, perRow;
+  for (auto [i, o] : llvm::enumerate(body.getTerminator()->getOperands()))
+    (cast<RankedTensorType>(o.getType()).getShape() == ArrayRef<int64_t>(domain)
+         ? full : perRow).push_back(i);
+  if (!full.empty()) {
+    w.line(absl::StrCat("llvm.br ^out(", lane, " : i64)"));
+    w.label("^out(%ocol: i64)");
+    std::string inRow = w.def(absl::StrCat("llvm.icmp \"ult\" %ocol, ", length, " : i64"));
+    w.line(absl::StrCat("llvm.cond_br ", inRow, ", ^outbody, ^outexit"));
+    w.label("^outbody");
+    openScope();
+    std::string idx = w.def(absl::StrCat("llvm.add ", rowBase, ", %ocol : i64"));
+    for (unsigned i : full) {
+      Value o = body.getTerminator()->getOperand(i);
+      auto val = eval(o, idx, 0);
+      if (!val.ok())
+        return val.status();
+      ElemTypes t = *elemTypes(o.getType());
+      std::string stored = toStorage(*val, t);
+      std::string ptr = w.def(absl::StrCat("llvm.getelementptr ", outNames[i], "[", idx,
+                                           "] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, ", t.storage));
+      w.line(absl::StrCat("llvm.store ", stored, ", ", ptr, " : ", t.storage, ", !llvm.ptr<1>"));
+    }
+    closeScope();
+    std::string col2 = w.def(absl::StrCat("llvm.add %ocol, ", thirtyTwo, " : i64"));
+    w.line(absl::StrCat("llvm.br ^out(", col2, " : i64)"));
+    w.label("^outexit");
+  }
+  // Outputs of the row shape: lane 0 writes them.
+  std::string first = w.def(absl::StrCat("llvm.icmp \"eq\" ", lane, ", ", w.constI64(0), " : i64"));
+  w.line(absl::StrCat("llvm.cond_br ", first, ", ^rowout, ^nextrow"));
+  w.label("^rowout");
+  openScope();
+  for (unsigned i : perRow) {
+    Value o = body.getTerminator()->getOperand(i);
+    auto val = eval(o, "%row", 0);
+    if (!val.ok())
+      return val.status();
+    ElemTypes t = *elemTypes(o.getType());
+    std::string stored = toStorage(*val, t);
+    std::string ptr = w.def(absl::StrCat("llvm.getelementptr ", outNames[i], "[%row] : "
+                                         "(!llvm.ptr<1>, i64) -> !llvm.ptr<1>, ", t.storage));
+    w.line(absl::StrCat("llvm.store ", stored, ", ", ptr, " : ", t.storage, ", !llvm.ptr<1>"));
+  }
+  closeScope();
+  w.line("llvm.br ^nextrow");
+  w.label("^nextrow");
+  std::string nextRow = w.def(absl::StrCat("llvm.add %row, ", rowStep, " : i64"));
+  w.line(absl::StrCat("llvm.br ^rowhead(", nextRow, " : i64)"));
+  w.label("^exit");
+  w.line("llvm.return");
+
+  g.llvmDialect = absl::StrCat("module {\n  llvm.func @", g.entry, "(", params,
+                               ") attributes {nvvm.kernel} {\n", w.text, "  }\n}\n");
+  g.block = 256;
+  g.grid = std::clamp<int64_t>((rows + 7) / 8, 1, 132 * 32);
   return g;
 }
 
