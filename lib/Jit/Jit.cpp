@@ -392,8 +392,8 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
     if (!ptx)
       return absl::UnimplementedError(absl::StrCat(
           where(&op), " has no 'fusec.ptx': fusec generates code only for "
-                      "elementwise kernels yet (reductions, matmuls and data "
-                      "movement come next)"));
+                      "elementwise and row-reduction kernels yet (column "
+                      "reductions, matmuls and data movement come next)"));
     for (StringRef name : {"fusec.grid", "fusec.block"})
       if (auto d = dim3Attr(kernel, name); !d.ok())
         return d.status();

@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
     });
     if (!missing.empty())
       return fail("--emit=ptx: no code generation yet for kernel(s) " + missing +
-                  " (fusec generates elementwise kernels only; "
+                  " (fusec generates elementwise and row-reduction kernels only; "
                   "--emit=kernels shows them)");
     output->keep();
     return 0;

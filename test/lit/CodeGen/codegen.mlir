@@ -29,7 +29,7 @@
 
 // IR: fusec.kernel "k0_add_add"{{.*}}fusec.block = array<i64: 256>, fusec.cache_hints = ["stream", "stream", "stream"], fusec.entry = "k0_add_add", fusec.grid = array<i64: 1>
 // IR-SAME: fusec.ptx = "
-// REMARK: remark: no PTX generated: {{.*}}'fusec.reduce': only elementwise kernels are generated yet
+// REMARK: remark: no PTX generated: {{.*}}'fusec.reduce': reductions over outer dimensions are not generated yet
 
 // F32: .target sm_90a
 // F32: .visible .entry k0_add_add(
@@ -64,8 +64,19 @@ func.func @silu_bias(%x: tensor<64x256xbf16>, %b: tensor<256xbf16>) -> tensor<64
   return %1 : tensor<64x256xbf16>
 }
 
-// Reductions are not generated yet.
-func.func @row_sum(%x: tensor<64x256xf32>) -> tensor<64xf32> {
-  %0 = fusec.reduce sum %x dims [1] : tensor<64x256xf32> -> tensor<64xf32>
-  return %0 : tensor<64xf32>
+// Reductions over outer dimensions are not generated yet.
+func.func @column_sum(%x: tensor<64x256xf32>) -> tensor<256xf32> {
+  %0 = fusec.reduce sum %x dims [0] : tensor<64x256xf32> -> tensor<256xf32>
+  return %0 : tensor<256xf32>
+}
+
+// A row reduction: a warp per row, shuffles across the lanes.
+// RUN: FileCheck %s --check-prefix=ROW < %t/on/layer_norm.k0_cast_cast.ptx
+// ROW: .visible .entry k0_cast_cast(
+// ROW: shfl.sync.bfly.b32
+// ROW: rsqrt.approx.ftz.f32
+// ROW-NOT: .local
+func.func @layer_norm(%x: tensor<64x1024xbf16>, %g: tensor<1024xbf16>, %b: tensor<1024xbf16>) -> tensor<64x1024xbf16> {
+  %0 = fusec.layer_norm %x, %g, %b : (tensor<64x1024xbf16>, tensor<1024xbf16>, tensor<1024xbf16>) -> tensor<64x1024xbf16>
+  return %0 : tensor<64x1024xbf16>
 }
