@@ -3,8 +3,9 @@
 // Lowers a fusec.kernel to a kernel in MLIR's LLVM and NVVM dialects, then
 // through LLVM's NVPTX backend to PTX. Today: kernels whose iteration space is
 // one shape (elementwise ops, broadcasts, casts, splat constants, several
-// outputs), in f32, bf16, f16, i32, i64 and i1. Reductions, matmuls and
-// data movement are not generated yet.
+// outputs), in f32, bf16, f16, i32, i64 and i1; and float reductions over the
+// trailing dimensions (a warp per row). Column reductions, matmuls and data
+// movement are not generated yet.
 //
 //===----------------------------------------------------------------------===//
 

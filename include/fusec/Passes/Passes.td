@@ -231,9 +231,11 @@ def CodeGen : Pass<"fusec-codegen", "::mlir::ModuleOp"> {
   let description = [{
     For every `fusec.kernel` that does not carry PTX yet, generates it and
     attaches `fusec.ptx`, `fusec.entry`, `fusec.grid` and `fusec.block`, the
-    contract the JIT runs. Today only kernels with one iteration shape
+    contract the JIT runs. Today kernels with one iteration shape
     (elementwise ops, broadcasts, casts, splat constants, several outputs)
-    are generated; the others are left as they are (a remark says why, with
+    and kernels reducing over trailing dimensions (a warp per row: one loop
+    over the row per reduction, shfl.sync butterflies, then the outputs) are
+    generated; the others are left as they are (a remark says why, with
     `remarks=true`). Full-shape operands are read with one 16-byte load per
     vector. Operands marked `keep` by fusec-assign-cache-hints use
     `ld.global.nc.L1::evict_last`; operands marked `stream` use the load
