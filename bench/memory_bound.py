@@ -14,6 +14,7 @@ Runs on the GPU machine from the repository root (bench/run-gpu.sh calls it):
 Writes $OUT/memory_bound.json and prints a table last.
 """
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -109,7 +110,8 @@ def main():
 
     for name in ROWS:
         for dtype in ("f32", "bf16"):
-            for rows, cols in ((1, 1), (3, 7), (5, 33), (64, 1024), (7, 5000), (2, 50304)):
+            for rows, cols in ((1, 1), (3, 7), (5, 33), (9, 1024), (64, 1024), (16, 4096), (7, 5000),
+                               (4, 12288), (2, 50304)):
                 path = os.path.join(tmp, f"{name}_{dtype}_{rows}x{cols}.mlir")
                 open(path, "w").write(row_mlir(name, rows, cols, dtype))
                 rc, r, err = fusec_run(path, "--runs=3", "--warmup=1", f"--seed={rows * cols}")
@@ -174,33 +176,44 @@ def main():
         for label, env in variants:
             rc, r, err = fusec_run(path, "--no-check", "--runs=30", "--warmup=5", env=env)
             row[f"{label}_ms"] = r["kernels"][0]["median_ms"] if (rc == 0 and r) else None
+            if label == "fusec" and rc == 0 and r:
+                row["strategy"] = r["kernels"][0].get("strategy")
+                row["predicted_ms"] = r["kernels"][0].get("predicted_ms")
             if rc != 0:
                 row[f"{label}_error"] = err[-400:]
         for k in ("eager", "inductor") + tuple(v[0] for v in variants[:5]):
             ms = row.get(f"{k}_ms")
             row[f"{k}_tbps"] = nbytes / (ms * 1e-3) / 1e12 if ms else None
         results["speed"].append(row)
-    for name in ROWS:
-        rows, cols = 16384, 8192
+    row_cases = [(name, shape) for shape in ((16384, 8192), (4096, 4096), (32768, 1024))
+                 for name in ROWS] + [("softmax", (8192, 50304))]
+    for name, (rows, cols) in row_cases:
         x = torch.randn(rows, cols, device=dev, dtype=torch.bfloat16)
         g = torch.randn(cols, device=dev, dtype=torch.bfloat16)
         b = torch.randn(cols, device=dev, dtype=torch.bfloat16)
         nbytes = 2 * rows * cols * 2
         eager_ms = median_ms(lambda: row_torch(name, x, g, b))
+        torch._dynamo.reset()
         compiled = torch.compile(lambda x, g, b: row_torch(name, x, g, b))
         inductor_ms = median_ms(lambda: compiled(x, g, b))
         del x, g, b
         torch.cuda.empty_cache()
-        path = os.path.join(tmp, f"{name}_bf16_big.mlir")
+        path = os.path.join(tmp, f"{name}_bf16_{rows}x{cols}.mlir")
         open(path, "w").write(row_mlir(name, rows, cols, "bf16"))
-        rc, r, err = fusec_run(path, "--no-check", "--runs=30", "--warmup=5")
         row = {"graph": name, "n": rows * cols, "shape": [rows, cols], "dtype": "bf16",
                "bytes": nbytes, "copy_tbps": copy_tbps, "eager_ms": eager_ms,
-               "inductor_ms": inductor_ms,
-               "fusec_ms": r["kernels"][0]["median_ms"] if (rc == 0 and r) else None}
-        if rc != 0:
-            row["fusec_error"] = err[-400:]
-        for k in ("eager", "inductor", "fusec"):
+               "inductor_ms": inductor_ms}
+        for label, env in (("fusec", None),
+                           ("fusec_no_hints", dict(os.environ, FUSEC_DISABLE_AGGRESSIVE_PTX="1"))):
+            rc, r, err = fusec_run(path, "--no-check", "--runs=30", "--warmup=5", env=env)
+            k = r["kernels"][0] if (rc == 0 and r) else {}
+            row[f"{label}_ms"] = k.get("median_ms")
+            if label == "fusec":
+                row["strategy"] = k.get("strategy")
+                row["predicted_ms"] = k.get("predicted_ms")
+            if rc != 0:
+                row[f"{label}_error"] = err[-400:]
+        for k in ("eager", "inductor", "fusec", "fusec_no_hints"):
             ms = row.get(f"{k}_ms")
             row[f"{k}_tbps"] = nbytes / (ms * 1e-3) / 1e12 if ms else None
         results["speed"].append(row)
@@ -212,15 +225,26 @@ def main():
           f"{len(results['correctness'])} graphs match the reference")
     print(f"copy ceiling (torch, bf16, 2 GiB): {copy_tbps:.2f} TB/s")
     print("stream loads: fusec (default), no hints (plain ld.global.v4), l2_256b, no_allocate, evict_first")
-    print(f"{'graph (bf16, 128M)':20s} {'eager':>11s} {'inductor':>11s} {'fusec':>11s} {'no hints':>11s} {'l2_256b':>11s} {'no_alloc':>11s} {'evict_1st':>11s} {'vs ind.':>7s}")
+    print(f"{'graph (bf16)':26s} {'eager':>11s} {'inductor':>11s} {'fusec':>11s} {'no hints':>11s} "
+          f"{'l2_256b':>11s} {'no_alloc':>11s} {'evict_1st':>11s} {'vs ind.':>7s} {'meas/pred':>9s} strategy")
+    ratios = []
     for r in results["speed"]:
         def cell(k):
             v = r.get(f"{k}_tbps")
             return f"{v:4.2f} ({v / copy_tbps:3.0%})" if v else "    -     "
         ratio = (r["inductor_ms"] / r["fusec_ms"]) if r.get("fusec_ms") else 0
-        print(f"{r['graph']:20s} {cell('eager'):>11s} {cell('inductor'):>11s} {cell('fusec'):>11s} "
+        if ratio:
+            ratios.append(ratio)
+        mp = (r["fusec_ms"] / r["predicted_ms"]) if r.get("fusec_ms") and r.get("predicted_ms") else 0
+        label = r["graph"] + (" %dx%d" % tuple(r["shape"]) if "shape" in r else " 128M")
+        print(f"{label:26s} {cell('eager'):>11s} {cell('inductor'):>11s} {cell('fusec'):>11s} "
               f"{cell('fusec_no_hints'):>11s} {cell('fusec_l2_256b'):>11s} {cell('fusec_no_allocate'):>11s} "
-              f"{cell('fusec_evict_first'):>11s} {ratio:6.2f}x")
+              f"{cell('fusec_evict_first'):>11s} {ratio:6.2f}x {mp:9.2f} {r.get('strategy') or '-'}")
+    if ratios:
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        results["geomean_vs_inductor"] = geo
+        json.dump(results, open(os.path.join(OUT, "memory_bound.json"), "w"), indent=2)
+        print(f"geometric mean vs TorchInductor over {len(ratios)} cases: {geo:.2f}x")
     return 0 if ok_all else 1
 
 

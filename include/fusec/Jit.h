@@ -47,6 +47,11 @@ struct JitOptions {
   std::string function;
   /// Allow aggressive PTX (cache-hinted loads); part of the cache key.
   bool aggressivePtx = true;
+  /// The roofline target each kernel's predicted time is taken from
+  /// (KernelStats::predictedSeconds): a name (h200-measured, h200, b200, ...)
+  /// or a target file; empty: h200-measured for sm_90, b200 for sm_100,
+  /// none otherwise.
+  std::string rooflineTarget;
   rt::KernelCacheOptions cache;
 };
 
@@ -61,6 +66,13 @@ struct TensorSpec {
 struct KernelStats {
   std::string name;
   OpCost cost;
+  /// How the generated kernel iterates (fusec.strategy): elementwise,
+  /// row_warp, row_cta, row_stream, ...; empty for hand-written PTX.
+  std::string strategy;
+  /// The roofline model's time for the kernel on JitOptions::rooflineTarget,
+  /// launch included, and its binding roof (0 and empty without a target).
+  double predictedSeconds = 0;
+  std::string bound;
 };
 
 /// A compiled graph. run() may be called from any thread; runs of one

@@ -40,7 +40,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <map>
 #include <mutex>
+#include <optional>
 
 using namespace mlir;
 
@@ -149,6 +151,15 @@ private:
   std::string toStorage(const std::string &value, const ElemTypes &t);
   std::string roundTo(const std::string &value, Type type);
   void vectorLoads(const std::string &base);
+  struct RawChunk {
+    std::vector<std::string> words; // four i32 words of a 16-byte load
+    std::string vec;                // or an LLVM vector
+    int64_t count = 0;
+    ElemTypes type;
+  };
+  std::string vectorLoadInstr(unsigned argNumber);
+  RawChunk loadRaw(BlockArgument arg, const std::string &base, int64_t count);
+  std::vector<std::string> unpack(const RawChunk &raw, bool launder);
 
   KernelOp kernel;
   const PtxOptions &options;
@@ -181,6 +192,26 @@ private:
   /// The per-row totals of the reductions, once their loops are emitted.
   llvm::DenseMap<Value, std::string> rowTotals;
   bool vectorPath = false;
+
+  /// Rows held in registers (runRowsInRegisters): a group of `groupThreads`
+  /// threads per row, each holding `rowChunks` chunks of `rowVector`
+  /// elements of every full-shape operand.
+  absl::StatusOr<std::optional<GeneratedKernel>> runRowsInRegisters();
+  bool rowRegs = false;
+  int64_t rowVector = 1, groupThreads = 32, rowChunks = 1;
+  enum class IndexKind { Full, Column };
+  struct IndexInfo {
+    IndexKind kind;
+    int64_t chunk, lane;
+  };
+  std::map<std::string, IndexInfo> indexInfo;
+  std::vector<std::vector<std::string>> colIndex; // [chunk][lane]
+  std::vector<std::string> chunkBase;             // [chunk]: safe column of lane 0
+  std::map<std::pair<unsigned, int64_t>, RawChunk> rawChunks;
+  std::map<std::pair<unsigned, int64_t>, std::vector<std::string>> passLanes, columnLanes;
+  bool launderPass = false;
+  std::string rowLaneValue(BlockArgument arg, const IndexInfo &at);
+  std::optional<std::string> rowBroadcastIndex(BroadcastOp b, const std::string &mainIndex);
 };
 
 absl::Status KernelWriter::check() {
@@ -282,70 +313,98 @@ std::string KernelWriter::load(BlockArgument arg, const std::string &flatIndex) 
   return toCompute(raw, t);
 }
 
-/// Loads `vector` elements of every full-shape operand at `base`, 16 bytes
-/// at a time when the type allows, cache-hinted as fusec.cache_hints says.
-void KernelWriter::vectorLoads(const std::string &base) {
+/// The load instruction for `arg` as fusec.cache_hints asks (16 bytes).
+std::string KernelWriter::vectorLoadInstr(unsigned argNumber) {
   auto hints = kernel->getAttrOfType<ArrayAttr>("fusec.cache_hints");
+  std::string hint = "default";
+  if (hints && argNumber < hints.size())
+    hint = cast<StringAttr>(hints[argNumber]).getValue().str();
+  // With the cache policy that fusec.cache_hints asks for, or plain when
+  // aggressive PTX is off.
+  if (!options.aggressivePtx || hint == "default")
+    return "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];";
+  if (hint == "keep")
+    return "ld.global.nc.L1::evict_last.v4.u32 {$0, $1, $2, $3}, [$4];";
+  if (options.streamLoad == "plain")
+    return "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];";
+  if (options.streamLoad == "l2_256b")
+    return "ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {$0, $1, $2, $3}, [$4];";
+  if (options.streamLoad == "evict_first")
+    return "{ .reg .b64 pol; createpolicy.fractional.L2::evict_first.b64 "
+           "pol, 1.0; ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 "
+           "{$0, $1, $2, $3}, [$4], pol; }";
+  return "ld.global.nc.L1::no_allocate.v4.u32 {$0, $1, $2, $3}, [$4];";
+}
+
+/// Loads `count` elements of `arg` at flat index `base` (aligned to the
+/// access): one 16-byte load as PTX when the access is 16 bytes (the LLVM
+/// optimizer would split a vector load whose lanes are used one by one),
+/// else an LLVM vector load.
+KernelWriter::RawChunk KernelWriter::loadRaw(BlockArgument arg,
+                                             const std::string &base,
+                                             int64_t count) {
+  ElemTypes t = *elemTypes(arg.getType());
+  std::string ptr = w.def(absl::StrCat(
+      "llvm.getelementptr ", argNames[arg.getArgNumber()], "[", base,
+      "] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, ", t.storage));
+  RawChunk raw;
+  raw.count = count;
+  raw.type = t;
+  if (count * t.bytes == 16) {
+    std::string addr = w.def(absl::StrCat("llvm.ptrtoint ", ptr,
+                                          " : !llvm.ptr<1> to i64"));
+    std::string s = w.def(absl::StrCat(
+        "llvm.inline_asm \"", vectorLoadInstr(arg.getArgNumber()),
+        "\", \"=r,=r,=r,=r,l\" ", addr,
+        " : (i64) -> !llvm.struct<(i32, i32, i32, i32)>"));
+    for (int i = 0; i < 4; ++i)
+      raw.words.push_back(w.def(absl::StrCat(
+          "llvm.extractvalue ", s, "[", i, "] : !llvm.struct<(i32, i32, i32, i32)>")));
+  } else {
+    raw.vec = w.def(absl::StrCat("llvm.load ", ptr, " {alignment = ",
+                                 count * t.bytes, " : i64} : !llvm.ptr<1> -> vector<",
+                                 count, "x", t.storage, ">"));
+  }
+  return raw;
+}
+
+/// The lanes of a loaded chunk in the compute type. `launder` passes the
+/// words through an opaque move first, so that a later pass over a row held
+/// in registers converts again from the packed words instead of keeping the
+/// f32 values of an earlier pass alive (which would double the registers).
+std::vector<std::string> KernelWriter::unpack(const RawChunk &raw, bool launder) {
+  std::string vecType = absl::StrCat("vector<", raw.count, "x", raw.type.storage, ">");
+  std::string vec = raw.vec;
+  if (!raw.words.empty()) {
+    std::string packed = w.def("llvm.mlir.poison : vector<4xi32>");
+    for (int i = 0; i < 4; ++i) {
+      std::string e = raw.words[i];
+      if (launder)
+        e = w.def(absl::StrCat("llvm.inline_asm has_side_effects \"mov.b32 $0, $1;\", "
+                               "\"=r,r\" ", e, " : (i32) -> i32"));
+      std::string idx = w.def(absl::StrCat("llvm.mlir.constant(", i, " : i32) : i32"));
+      packed = w.def(absl::StrCat("llvm.insertelement ", e, ", ", packed, "[",
+                                  idx, " : i32] : vector<4xi32>"));
+    }
+    vec = w.def(absl::StrCat("llvm.bitcast ", packed, " : vector<4xi32> to ", vecType));
+  }
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < raw.count; ++i) {
+    std::string idx = w.def(absl::StrCat("llvm.mlir.constant(", i, " : i32) : i32"));
+    std::string e = w.def(absl::StrCat("llvm.extractelement ", vec, "[", idx,
+                                       " : i32] : ", vecType));
+    out.push_back(toCompute(e, raw.type));
+  }
+  return out;
+}
+
+/// Loads `vector` elements of every full-shape operand at `base`.
+void KernelWriter::vectorLoads(const std::string &base) {
   for (BlockArgument arg : kernel.getBody().front().getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
     if (type.getShape() != ArrayRef<int64_t>(domain))
       continue;
-    ElemTypes t = *elemTypes(type);
-    std::string ptr = w.def(absl::StrCat(
-        "llvm.getelementptr ", argNames[arg.getArgNumber()], "[", base,
-        "] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, ", t.storage));
-    std::string vecType = absl::StrCat("vector<", vector, "x", t.storage, ">");
-    std::string hint = "default";
-    if (hints && arg.getArgNumber() < hints.size())
-      hint = cast<StringAttr>(hints[arg.getArgNumber()]).getValue().str();
-    std::string vec;
-    if (vector * t.bytes == 16) {
-      // One 16-byte load, as PTX (the LLVM optimizer would split a vector
-      // load whose lanes are used one by one): with the cache policy that
-      // fusec.cache_hints asks for, or plain when aggressive PTX is off.
-      // The only other inline PTX of the code generator.
-      std::string addr = w.def(absl::StrCat("llvm.ptrtoint ", ptr,
-                                            " : !llvm.ptr<1> to i64"));
-      std::string load;
-      if (!options.aggressivePtx || hint == "default")
-        load = "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];";
-      else if (hint == "keep")
-        load = "ld.global.nc.L1::evict_last.v4.u32 {$0, $1, $2, $3}, [$4];";
-      else if (options.streamLoad == "plain")
-        load = "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];";
-      else if (options.streamLoad == "l2_256b")
-        load = "ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {$0, $1, $2, $3}, [$4];";
-      else if (options.streamLoad == "evict_first")
-        load = "{ .reg .b64 pol; createpolicy.fractional.L2::evict_first.b64 "
-               "pol, 1.0; ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 "
-               "{$0, $1, $2, $3}, [$4], pol; }";
-      else
-        load = "ld.global.nc.L1::no_allocate.v4.u32 {$0, $1, $2, $3}, [$4];";
-      std::string s = w.def(absl::StrCat(
-          "llvm.inline_asm \"", load, "\", \"=r,=r,=r,=r,l\" ", addr,
-          " : (i64) -> !llvm.struct<(i32, i32, i32, i32)>"));
-      std::string packed = w.def("llvm.mlir.poison : vector<4xi32>");
-      for (int i = 0; i < 4; ++i) {
-        std::string e = w.def(absl::StrCat("llvm.extractvalue ", s, "[", i,
-                                           "] : !llvm.struct<(i32, i32, i32, i32)>"));
-        std::string idx = w.def(absl::StrCat("llvm.mlir.constant(", i, " : i32) : i32"));
-        packed = w.def(absl::StrCat("llvm.insertelement ", e, ", ", packed, "[",
-                                    idx, " : i32] : vector<4xi32>"));
-      }
-      vec = w.def(absl::StrCat("llvm.bitcast ", packed, " : vector<4xi32> to ", vecType));
-    } else {
-      vec = w.def(absl::StrCat("llvm.load ", ptr, " {alignment = ",
-                               vector * t.bytes, " : i64} : !llvm.ptr<1> -> ",
-                               vecType));
-    }
-    std::vector<std::string> out;
-    for (int64_t i = 0; i < vector; ++i) {
-      std::string idx = w.def(absl::StrCat("llvm.mlir.constant(", i, " : i32) : i32"));
-      std::string e = w.def(absl::StrCat("llvm.extractelement ", vec, "[", idx,
-                                         " : i32] : ", vecType));
-      out.push_back(toCompute(e, t));
-    }
-    lanes[arg.getArgNumber()] = std::move(out);
+    lanes[arg.getArgNumber()] = unpack(loadRaw(arg, base, vector), false);
   }
 }
 
@@ -360,8 +419,14 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
   bool full = shape == ArrayRef<int64_t>(domain);
   std::string result;
   if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto at = rowRegs ? indexInfo.find(mainIndex) : indexInfo.end();
+    int64_t argElements = cast<RankedTensorType>(arg.getType()).getNumElements();
     if (vectorPath && full)
       result = lanes[arg.getArgNumber()][lane];
+    else if (at != indexInfo.end() &&
+             ((full && at->second.kind == IndexKind::Full) ||
+              (at->second.kind == IndexKind::Column && argElements == rowLength)))
+      result = rowLaneValue(arg, at->second);
     else
       result = load(arg, mainIndex);
     remember(key, result);
@@ -391,6 +456,12 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
       result = w.def(absl::StrCat("llvm.mlir.constant(",
                                   splat.getSplatValue<APInt>().getSExtValue(), " : ",
                                   rt.compute, ") : ", rt.compute));
+  } else if (auto b = dyn_cast<BroadcastOp>(op);
+             b && rowRegs && rowBroadcastIndex(b, mainIndex)) {
+    auto in = eval(b.getInput(), *rowBroadcastIndex(b, mainIndex), lane);
+    if (!in.ok())
+      return in;
+    result = *in;
   } else if (auto b = dyn_cast<BroadcastOp>(op)) {
     // Remap the index: source dim j reads result dim dims[j] (or 0 if 1).
     auto src = cast<RankedTensorType>(b.getInput().getType()).getShape();
@@ -549,8 +620,14 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
 absl::StatusOr<GeneratedKernel> KernelWriter::run() {
   if (auto st = check(); !st.ok())
     return st;
-  if (!reductions.empty())
+  if (!reductions.empty()) {
+    auto inRegisters = runRowsInRegisters();
+    if (!inRegisters.ok())
+      return inRegisters.status();
+    if (*inRegisters)
+      return **inRegisters;
     return runRows();
+  }
   Block &body = kernel.getBody().front();
   elements = 1;
   for (int64_t d : domain)
@@ -563,6 +640,7 @@ absl::StatusOr<GeneratedKernel> KernelWriter::run() {
 
   GeneratedKernel g;
   g.entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
+  g.strategy = "elementwise";
   std::string params;
   unsigned n = 0;
   for (BlockArgument a : body.getArguments()) {
@@ -831,7 +909,350 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runRows() {
                                ") attributes {nvvm.kernel} {\n", w.text, "  }\n}\n");
   g.block = 256;
   g.grid = std::clamp<int64_t>((rows + 7) / 8, 1, 132 * 32);
+  g.strategy = "row_stream";
   return g;
+}
+
+/// A lane of a full-shape operand (Full) or of an operand of the row's
+/// trailing shape (Column), at the chunk and lane of a row held in registers.
+std::string KernelWriter::rowLaneValue(BlockArgument arg, const IndexInfo &at) {
+  auto key = std::make_pair(arg.getArgNumber(), at.chunk);
+  if (at.kind == IndexKind::Full) {
+    auto it = passLanes.find(key);
+    if (it == passLanes.end())
+      it = passLanes.emplace(key, unpack(rawChunks.at(key), launderPass)).first;
+    return it->second[at.lane];
+  }
+  auto it = columnLanes.find(key);
+  if (it == columnLanes.end())
+    it = columnLanes.emplace(key, unpack(loadRaw(arg, chunkBase[at.chunk], rowVector),
+                                         false)).first;
+  return it->second[at.lane];
+}
+
+/// For a broadcast to the full shape inside a row kernel: the source's index
+/// when the source is the row's trailing shape (the column) or its leading
+/// shape (the row); nullopt otherwise (the general remap applies).
+std::optional<std::string> KernelWriter::rowBroadcastIndex(BroadcastOp b,
+                                                          const std::string &mainIndex) {
+  auto shape = cast<RankedTensorType>(b.getType()).getShape();
+  if (shape != ArrayRef<int64_t>(domain))
+    return std::nullopt;
+  auto at = indexInfo.find(mainIndex);
+  if (at == indexInfo.end() || at->second.kind != IndexKind::Full)
+    return std::nullopt;
+  auto src = cast<RankedTensorType>(b.getInput().getType()).getShape();
+  int64_t rank = static_cast<int64_t>(domain.size());
+  int64_t reducedFrom = rank;
+  for (int64_t p = 1, d = rank - 1; d >= 0 && p < rowLength; --d)
+    p *= domain[d], reducedFrom = d;
+  SmallVector<int64_t> used, column, leading;
+  for (auto [j, d] : llvm::enumerate(b.getDims())) {
+    if (src[j] == 1)
+      continue;
+    if (src[j] != domain[d])
+      return std::nullopt;
+    used.push_back(d);
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (domain[d] != 1)
+      (d >= reducedFrom ? column : leading).push_back(d);
+  if (used == column)
+    return colIndex[at->second.chunk][at->second.lane];
+  if (used == leading)
+    return std::string("%row");
+  return std::nullopt;
+}
+
+/// Row reductions with the row held in registers: a group of threads per
+/// row (a warp for rows up to 4 chunks a lane, else a CTA of up to 1024
+/// threads), each loading its chunks of 16 bytes of every full-shape operand
+/// once; every reduction then runs over the registers (a thread's lanes, a
+/// shfl.sync butterfly, and across the CTA's warps through shared memory
+/// with one barrier), and the outputs are computed from the same registers
+/// and stored 16 bytes at a time. The row is read from HBM exactly once.
+/// Returns nullopt when the row does not fit in registers (runRows streams
+/// it instead).
+absl::StatusOr<std::optional<GeneratedKernel>> KernelWriter::runRowsInRegisters() {
+  Block &body = kernel.getBody().front();
+  auto isFull = [&](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape() == ArrayRef<int64_t>(domain);
+  };
+  int widest = 1;
+  std::vector<BlockArgument> fullArgs;
+  for (BlockArgument a : body.getArguments())
+    if (isFull(a)) {
+      widest = std::max(widest, elemTypes(a.getType())->bytes);
+      fullArgs.push_back(a);
+    }
+  for (Value o : body.getTerminator()->getOperands())
+    if (isFull(o))
+      widest = std::max(widest, elemTypes(o.getType())->bytes);
+  rowVector = 16 / widest;
+  if (rowLength % rowVector != 0)
+    rowVector = 1;
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  groupThreads = 32;
+  while (groupThreads < 1024 && groupThreads * rowVector * 4 < rowLength)
+    groupThreads *= 2;
+  rowChunks = ceilDiv(rowLength, groupThreads * rowVector);
+  // Registers a thread holds: the packed words of every full operand.
+  int64_t words = 0;
+  for (BlockArgument a : fullArgs)
+    words += ceilDiv(rowChunks * rowVector * elemTypes(a.getType())->bytes, 4);
+  int64_t budget = groupThreads >= 1024 ? 32 : 64;
+  if (rowLength == 0 || rows == 0 || words > budget)
+    return std::optional<GeneratedKernel>();
+  rowRegs = true;
+
+  GeneratedKernel g;
+  g.entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
+  std::string params;
+  unsigned n = 0;
+  for (BlockArgument a : body.getArguments()) {
+    (void)a;
+    argNames.push_back("%arg" + std::to_string(n));
+    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
+    ++n;
+  }
+  std::vector<std::string> outNames;
+  for (Value r : body.getTerminator()->getOperands()) {
+    (void)r;
+    outNames.push_back("%arg" + std::to_string(n));
+    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
+    ++n;
+  }
+  bool cta = groupThreads > 32;
+  int64_t block = cta ? groupThreads : 256;
+  int64_t rowsPerCta = block / groupThreads;
+  int64_t groupWarps = groupThreads / 32;
+  int64_t numReductions = static_cast<int64_t>(reductions.size());
+  std::string smemGlobal;
+  if (cta)
+    smemGlobal = absl::StrCat("  llvm.mlir.global internal @__fusec_partials() "
+                              "{addr_space = 3 : i32, alignment = 16 : i64} : "
+                              "!llvm.array<", 2 * numReductions * 32, " x f32>\n");
+
+  auto zext = [&](const std::string &x) {
+    return w.def(absl::StrCat("llvm.zext ", x, " : i32 to i64"));
+  };
+  auto i32 = [&](int v) {
+    return w.def(absl::StrCat("llvm.mlir.constant(", v, " : i32) : i32"));
+  };
+  auto i64op = [&](const char *op, const std::string &a, const std::string &b) {
+    return w.def(absl::StrCat("llvm.", op, " ", a, ", ", b, " : i64"));
+  };
+  std::string tid32 = w.def("nvvm.read.ptx.sreg.tid.x : i32");
+  std::string tid = zext(tid32);
+  std::string ctaid = zext(w.def("nvvm.read.ptx.sreg.ctaid.x : i32"));
+  std::string nctaid = zext(w.def("nvvm.read.ptx.sreg.nctaid.x : i32"));
+  std::string lane32 = w.def(absl::StrCat("llvm.and ", tid32, ", ", i32(31), " : i32"));
+  std::string inGroup = i64op("and", tid, w.constI64(groupThreads - 1));
+  std::string group = i64op("udiv", tid, w.constI64(groupThreads));
+  std::string row0 = i64op("add", i64op("mul", ctaid, w.constI64(rowsPerCta)), group);
+  std::string rowStep = i64op("mul", nctaid, w.constI64(rowsPerCta));
+  std::string length = w.constI64(rowLength), rowCount = w.constI64(rows);
+  std::string mask = i32(-1), clamp = i32(31);
+  std::string partials, warpSlot;
+  if (cta) {
+    partials = w.def("llvm.mlir.addressof @__fusec_partials : !llvm.ptr<3>");
+    warpSlot = i64op("lshr", tid, w.constI64(5));
+  }
+  // Column of lane 0 of each chunk for this thread; chunks that may run past
+  // the row are clamped to column 0 (loaded, then ignored).
+  std::vector<std::string> chunkInRange(rowChunks);
+  chunkBase.assign(rowChunks, "");
+  colIndex.assign(rowChunks, {});
+  for (int64_t c = 0; c < rowChunks; ++c) {
+    std::string col = i64op("mul", i64op("add", inGroup, w.constI64(c * groupThreads)),
+                            w.constI64(rowVector));
+    if ((c + 1) * groupThreads * rowVector <= rowLength) {
+      chunkBase[c] = col;
+    } else {
+      chunkInRange[c] = w.def(absl::StrCat("llvm.icmp \"ult\" ", col, ", ", length, " : i64"));
+      chunkBase[c] = w.def(absl::StrCat("llvm.select ", chunkInRange[c], ", ", col, ", ",
+                                        w.constI64(0), " : i1, i64"));
+    }
+    for (int64_t l = 0; l < rowVector; ++l)
+      colIndex[c].push_back(l ? i64op("add", chunkBase[c], w.constI64(l)) : chunkBase[c]);
+  }
+  w.line(absl::StrCat("llvm.br ^rowhead(", row0, ", ", i32(0), " : i64, i32)"));
+
+  w.label("^rowhead(%row: i64, %parity: i32)");
+  std::string more = w.def(absl::StrCat("llvm.icmp \"ult\" %row, ", rowCount, " : i64"));
+  w.line(absl::StrCat("llvm.cond_br ", more, ", ^rowbody, ^exit"));
+  w.label("^rowbody");
+  std::string rowBase = i64op("mul", "%row", length);
+  memo.clear();
+  rowTotals.clear();
+  rawChunks.clear();
+  indexInfo.clear();
+  // Flat indices of every (chunk, lane); all loads of the row, up front.
+  std::vector<std::vector<std::string>> flat(rowChunks);
+  for (int64_t c = 0; c < rowChunks; ++c) {
+    for (int64_t l = 0; l < rowVector; ++l) {
+      flat[c].push_back(i64op("add", rowBase, colIndex[c][l]));
+      indexInfo[flat[c][l]] = {IndexKind::Full, c, l};
+      indexInfo[colIndex[c][l]] = {IndexKind::Column, c, l};
+    }
+    for (BlockArgument a : fullArgs)
+      rawChunks[{a.getArgNumber(), c}] = loadRaw(a, flat[c][0], rowVector);
+  }
+  auto newPass = [&](bool launder) {
+    memo.clear();
+    passLanes.clear();
+    columnLanes.clear();
+    launderPass = launder;
+  };
+
+  for (auto [k, r] : llvm::enumerate(reductions)) {
+    newPass(k > 0);
+    ReduceKind kind = r.getKind();
+    std::string identity =
+        kind == ReduceKind::max   ? w.def("llvm.mlir.constant(0xFF800000 : f32) : f32")
+        : kind == ReduceKind::min ? w.def("llvm.mlir.constant(0x7F800000 : f32) : f32")
+                                  : w.constF32(0);
+    auto combine = [&](const std::string &a, const std::string &b) {
+      if (kind == ReduceKind::max)
+        return w.intr("maximum", {a, b}, "f32");
+      if (kind == ReduceKind::min)
+        return w.intr("minimum", {a, b}, "f32");
+      return w.f("fadd", a, b);
+    };
+    std::string acc;
+    for (int64_t c = 0; c < rowChunks; ++c) {
+      std::string chunkAcc;
+      for (int64_t l = 0; l < rowVector; ++l) {
+        auto val = eval(r.getInput(), flat[c][l], static_cast<int>(l));
+        if (!val.ok())
+          return val.status();
+        chunkAcc = chunkAcc.empty() ? *val : combine(chunkAcc, *val);
+      }
+      if (!chunkInRange[c].empty())
+        chunkAcc = w.def(absl::StrCat("llvm.select ", chunkInRange[c], ", ", chunkAcc, ", ",
+                                      identity, " : i1, f32"));
+      acc = acc.empty() ? chunkAcc : combine(acc, chunkAcc);
+    }
+    for (int offset : {16, 8, 4, 2, 1}) {
+      std::string other = w.def(absl::StrCat("nvvm.shfl.sync bfly ", mask, ", ", acc, ", ",
+                                             i32(offset), ", ", clamp, " : f32 -> f32"));
+      acc = combine(acc, other);
+    }
+    if (cta) {
+      // Every lane of a warp stores the warp's total (one transaction); one
+      // barrier; each lane reads warp (lane mod warps) and a butterfly over
+      // the warps finishes. Slots alternate with the row's parity, so a
+      // fast warp's next row cannot overwrite a slot still being read.
+      std::string slot0 = i64op("mul", i64op("add", i64op("mul", zext("%parity"),
+                                                           w.constI64(numReductions)),
+                                             w.constI64(k)),
+                                w.constI64(32));
+      std::string dst = w.def(absl::StrCat("llvm.getelementptr ", partials, "[",
+                                           i64op("add", slot0, warpSlot),
+                                           "] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, f32"));
+      w.line(absl::StrCat("llvm.store ", acc, ", ", dst, " : f32, !llvm.ptr<3>"));
+      w.line("nvvm.barrier0");
+      std::string which = i64op("and", zext(lane32), w.constI64(groupWarps - 1));
+      std::string src = w.def(absl::StrCat("llvm.getelementptr ", partials, "[",
+                                           i64op("add", slot0, which),
+                                           "] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, f32"));
+      acc = w.def(absl::StrCat("llvm.load ", src, " : !llvm.ptr<3> -> f32"));
+      for (int offset = static_cast<int>(groupWarps) / 2; offset >= 1; offset /= 2) {
+        std::string other = w.def(absl::StrCat("nvvm.shfl.sync bfly ", mask, ", ", acc, ", ",
+                                               i32(offset), ", ", clamp, " : f32 -> f32"));
+        acc = combine(acc, other);
+      }
+    }
+    if (kind == ReduceKind::mean)
+      acc = w.f("fdiv", acc, w.constF32(static_cast<double>(rowLength)));
+    rowTotals[r.getResult()] = roundTo(acc, r.getType());
+  }
+
+  // Outputs of the element shape, from the registers, 16 bytes at a time.
+  newPass(!reductions.empty());
+  int label = 0;
+  for (int64_t c = 0; c < rowChunks; ++c) {
+    std::vector<std::pair<std::string, std::string>> stores; // (vector, ptr)
+    std::vector<std::string> types;
+    for (auto [i, o] : llvm::enumerate(body.getTerminator()->getOperands())) {
+      if (!isFull(o))
+        continue;
+      ElemTypes t = *elemTypes(o.getType());
+      std::string vecType = absl::StrCat("vector<", rowVector, "x", t.storage, ">");
+      std::string vec = w.def(absl::StrCat("llvm.mlir.poison : ", vecType));
+      for (int64_t l = 0; l < rowVector; ++l) {
+        auto val = eval(o, flat[c][l], static_cast<int>(l));
+        if (!val.ok())
+          return val.status();
+        std::string li = w.def(absl::StrCat("llvm.mlir.constant(", l, " : i32) : i32"));
+        vec = w.def(absl::StrCat("llvm.insertelement ", toStorage(*val, t), ", ", vec, "[",
+                                 li, " : i32] : ", vecType));
+      }
+      std::string ptr = w.def(absl::StrCat("llvm.getelementptr ", outNames[i], "[", flat[c][0],
+                                           "] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, ", t.storage));
+      stores.emplace_back(vec, ptr);
+      types.push_back(absl::StrCat(vecType, "\x01", rowVector * t.bytes));
+    }
+    if (stores.empty())
+      break;
+    std::string cont;
+    if (!chunkInRange[c].empty()) {
+      std::string st = absl::StrCat("^store", label), next = absl::StrCat("^stored", label++);
+      w.line(absl::StrCat("llvm.cond_br ", chunkInRange[c], ", ", st, ", ", next));
+      w.label(st);
+      cont = next;
+    }
+    for (auto [j, sp] : llvm::enumerate(stores)) {
+      std::string type = types[j].substr(0, types[j].find('\x01'));
+      std::string align = types[j].substr(types[j].find('\x01') + 1);
+      w.line(absl::StrCat("llvm.store ", sp.first, ", ", sp.second, " {alignment = ", align,
+                          " : i64} : ", type, ", !llvm.ptr<1>"));
+    }
+    if (!cont.empty()) {
+      w.line("llvm.br " + cont);
+      w.label(cont);
+    }
+  }
+  // Outputs of the row shape: the group's first thread writes them.
+  std::vector<std::pair<std::string, unsigned>> rowValues;
+  for (auto [i, o] : llvm::enumerate(body.getTerminator()->getOperands())) {
+    if (isFull(o))
+      continue;
+    auto val = eval(o, "%row", 0);
+    if (!val.ok())
+      return val.status();
+    rowValues.emplace_back(toStorage(*val, *elemTypes(o.getType())), i);
+  }
+  if (!rowValues.empty()) {
+    std::string first = w.def(absl::StrCat("llvm.icmp \"eq\" ", inGroup, ", ",
+                                           w.constI64(0), " : i64"));
+    w.line(absl::StrCat("llvm.cond_br ", first, ", ^rowout, ^nextrow"));
+    w.label("^rowout");
+    for (auto &[value, i] : rowValues) {
+      ElemTypes t = *elemTypes(body.getTerminator()->getOperand(i).getType());
+      std::string ptr = w.def(absl::StrCat("llvm.getelementptr ", outNames[i], "[%row] : "
+                                           "(!llvm.ptr<1>, i64) -> !llvm.ptr<1>, ", t.storage));
+      w.line(absl::StrCat("llvm.store ", value, ", ", ptr, " : ", t.storage, ", !llvm.ptr<1>"));
+    }
+    w.line("llvm.br ^nextrow");
+  } else {
+    w.line("llvm.br ^nextrow");
+  }
+  w.label("^nextrow");
+  std::string nextRow = i64op("add", "%row", rowStep);
+  std::string flip = w.def(absl::StrCat("llvm.xor %parity, ", i32(1), " : i32"));
+  w.line(absl::StrCat("llvm.br ^rowhead(", nextRow, ", ", flip, " : i64, i32)"));
+  w.label("^exit");
+  w.line("llvm.return");
+  rowRegs = false;
+
+  g.llvmDialect = absl::StrCat("module {\n", smemGlobal, "  llvm.func @", g.entry, "(", params,
+                               ") attributes {nvvm.kernel, nvvm.maxntid = array<i32: ", block,
+                               ">} {\n", w.text, "  }\n}\n");
+  g.block = block;
+  g.grid = std::clamp<int64_t>(ceilDiv(rows, rowsPerCta), 1, 132 * (2048 / block) * 4);
+  g.strategy = cta ? "row_cta" : "row_warp";
+  return std::optional<GeneratedKernel>(std::move(g));
 }
 
 /// MLIR LLVM dialect text -> LLVM IR -> O3 -> PTX for `arch`.

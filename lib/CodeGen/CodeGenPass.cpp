@@ -60,6 +60,11 @@ public:
       kernel->setAttr("fusec.entry", b.getStringAttr(g->entry));
       kernel->setAttr("fusec.grid", b.getDenseI64ArrayAttr({g->grid}));
       kernel->setAttr("fusec.block", b.getDenseI64ArrayAttr({g->block}));
+      kernel->setAttr("fusec.strategy", b.getStringAttr(g->strategy));
+      if (remarks)
+        mlir::emitRemark(kernel.getLoc())
+            << "generated '" << g->entry << "' for " << arch << ": " << g->strategy
+            << ", grid " << g->grid << " x block " << g->block;
       if (!dumpDir.empty()) {
         std::string error;
         auto func = kernel->getParentOfType<func::FuncOp>();

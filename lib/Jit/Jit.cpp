@@ -11,6 +11,7 @@
 #include "fusec/IR/Fusec.h"
 #include "fusec/Interpreter/Interpreter.h"
 #include "fusec/Passes/Passes.h"
+#include "fusec/Target/Roofline.h"
 
 #include "absl/strings/match.h"
 #include "mlir/Pass/PassManager.h"
@@ -277,7 +278,8 @@ Jit::compile(absl::string_view text, absl::string_view sourceName) {
   // map's own, so a hit costs a lookup.
   std::string key =
       absl::StrCat(impl->target, "\n", impl->options.function, "\n",
-                   impl->options.aggressivePtx ? "1" : "0", "\n", text);
+                   impl->options.aggressivePtx ? "1" : "0", "\n",
+                   impl->options.rooflineTarget, "\n", text);
   std::promise<Impl::Result> promise;
   std::shared_future<Impl::Result> future;
   {
@@ -426,6 +428,19 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
     exec->owned.push_back(std::move(*buffer));
     return static_cast<int>(exec->owned.size() - 1);
   };
+  std::optional<Target> roofline;
+  std::string rooflineName = options.rooflineTarget;
+  if (rooflineName.empty())
+    rooflineName = absl::StartsWith(target, "sm_90")    ? "h200-measured"
+                   : absl::StartsWith(target, "sm_100") ? "b200"
+                                                        : "";
+  if (!rooflineName.empty()) {
+    auto t = Target::load(rooflineName);
+    if (!t.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("roofline target: ", t.status().message()));
+    roofline = std::move(*t);
+  }
   size_t kernelIndex = 0;
   for (Operation &op : func->getBody().front()) {
     if (&op == terminator)
@@ -485,8 +500,17 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
     }
     exec->modules.push_back(std::move(*module));
     exec->steps.push_back(std::move(step));
-    exec->kernels.push_back(
-        {kernel.getName() ? kernel.getName()->str() : entry, kernel.getCost()});
+    KernelStats stats;
+    stats.name = kernel.getName() ? kernel.getName()->str() : entry;
+    stats.cost = kernel.getCost();
+    if (auto s = kernel->getAttrOfType<StringAttr>("fusec.strategy"))
+      stats.strategy = s.getValue().str();
+    if (roofline) {
+      KernelAnalysis a = analyzeOp(kernel, *roofline);
+      stats.predictedSeconds = a.predictedSeconds;
+      stats.bound = roofName(a.bound);
+    }
+    exec->kernels.push_back(std::move(stats));
   }
   for (auto [i, v] : llvm::enumerate(terminator->getOperands())) {
     int out = numIn + static_cast<int>(i);

@@ -86,6 +86,12 @@ static cl::opt<unsigned> trials(
     "trials",
     cl::desc("With --verify-pipeline: how many seeds to try, from --seed on"),
     cl::init(3), cl::cat(runCategory));
+static cl::opt<std::string> rooflineTarget(
+    "roofline-target",
+    cl::desc("GPU run: the roofline target each kernel's predicted time comes "
+             "from (a name or a target file; default h200-measured on sm_90, "
+             "b200 on sm_100)"),
+    cl::cat(runCategory));
 
 namespace {
 
@@ -164,6 +170,7 @@ int runOnGpu(const std::string &text,
                              "; run with --reference for the CPU interpreter"));
   fusec::JitOptions options;
   options.function = functionName;
+  options.rooflineTarget = rooflineTarget;
   auto jit = fusec::Jit::create(options);
   if (!jit.ok())
     return fail(std::string(jit.status().message()));
@@ -258,13 +265,23 @@ int runOnGpu(const std::string &text,
     double seconds = median * 1e-3;
     double gbps = seconds > 0 ? kernels[k].cost.bytes() / seconds / 1e9 : 0;
     double gflops = seconds > 0 ? kernels[k].cost.flops / seconds / 1e9 : 0;
-    absl::StrAppend(&table, absl::StrFormat("%-24s %10.4f ms %10.1f GB/s %10.1f GFLOP/s\n",
+    double predictedMs = kernels[k].predictedSeconds * 1e3;
+    absl::StrAppend(&table, absl::StrFormat("%-24s %10.4f ms %10.1f GB/s %10.1f GFLOP/s",
                                             kernels[k].name, median, gbps, gflops));
+    if (predictedMs > 0)
+      absl::StrAppend(&table, absl::StrFormat("  predicted %.4f ms (%s-bound, "
+                                              "measured/predicted %.2f)",
+                                              predictedMs, kernels[k].bound,
+                                              median / predictedMs));
+    absl::StrAppend(&table, "\n");
     absl::StrAppend(&jsonKernels, k ? ", " : "", "{\"name\": \"", kernels[k].name,
                     "\", \"median_ms\": ", jsonNumber(median),
                     ", \"bytes\": ", kernels[k].cost.bytes(), ", \"flops\": ",
                     kernels[k].cost.flops, ", \"gb_per_s\": ", jsonNumber(gbps),
-                    ", \"gflop_per_s\": ", jsonNumber(gflops), "}");
+                    ", \"gflop_per_s\": ", jsonNumber(gflops),
+                    ", \"strategy\": \"", kernels[k].strategy,
+                    "\", \"predicted_ms\": ", jsonNumber(predictedMs),
+                    ", \"bound\": \"", kernels[k].bound, "\"}");
   }
   auto info = fusec::rt::deviceInfo();
   if (json) {

@@ -41,6 +41,11 @@ struct GeneratedKernel {
   /// The kernel in MLIR's LLVM/NVVM dialects, before translation.
   std::string llvmDialect;
   int64_t grid = 1, block = 256;
+  /// How the kernel iterates: "elementwise"; "row_warp" / "row_cta" (a warp
+  /// or a CTA per row, the row held in registers and read once);
+  /// "row_stream" (a warp per row, one pass over the row per reduction, for
+  /// rows too long for registers).
+  std::string strategy = "elementwise";
 };
 
 /// Generates PTX for `kernel`; kUnimplemented for kernels of a kind not

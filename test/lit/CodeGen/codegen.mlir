@@ -70,13 +70,54 @@ func.func @column_sum(%x: tensor<64x256xf32>) -> tensor<256xf32> {
   return %0 : tensor<256xf32>
 }
 
-// A row reduction: a warp per row, shuffles across the lanes.
+// A row reduction, rows of 1024 bf16: a warp per row, the row held in
+// registers: each lane loads its 4 chunks of 16 bytes once (no other load of
+// x), the reductions run over the registers through shuffles, and the
+// outputs go out 16 bytes at a time. gamma and beta (re-read by every row)
+// are kept in L1.
 // RUN: FileCheck %s --check-prefix=ROW < %t/on/layer_norm.k0_cast_cast.ptx
+// REMARK: remark: generated 'k0_cast_cast' for sm_90a: row_warp, grid 8 x block 256
 // ROW: .visible .entry k0_cast_cast(
+// ROW-COUNT-4: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
+// ROW-NOT: L2::256B
 // ROW: shfl.sync.bfly.b32
 // ROW: rsqrt.approx.ftz.f32
+// ROW: ld.global.nc.L1::evict_last.v4.u32
+// ROW: st.global.v4.b32
 // ROW-NOT: .local
+// ROW-NOT: bar.sync
 func.func @layer_norm(%x: tensor<64x1024xbf16>, %g: tensor<1024xbf16>, %b: tensor<1024xbf16>) -> tensor<64x1024xbf16> {
   %0 = fusec.layer_norm %x, %g, %b : (tensor<64x1024xbf16>, tensor<1024xbf16>, tensor<1024xbf16>) -> tensor<64x1024xbf16>
   return %0 : tensor<64x1024xbf16>
+}
+
+// Rows of 8192 bf16: a CTA of 256 threads per row, 4 chunks of 16 bytes a
+// thread, loaded once; each reduction crosses the warps through shared
+// memory with one barrier (two reductions: max, then the sum of exp).
+// RUN: FileCheck %s --check-prefix=CTA < %t/on/softmax_cta.k0_cast_cast.ptx
+// REMARK: remark: generated 'k0_cast_cast' for sm_90a: row_cta, grid 16 x block 256
+// CTA: .maxntid 256
+// CTA: .shared .align 16 .b8 __fusec_partials
+// CTA-COUNT-4: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
+// CTA-NOT: ld.global
+// CTA: st.shared.b32
+// CTA: bar.sync 0
+// CTA: ld.shared.b32
+// CTA: ex2.approx.ftz.f32
+// CTA: st.shared.b32
+// CTA: bar.sync 0
+// CTA: ld.shared.b32
+// CTA: st.global.v4.b32
+// CTA-NOT: .local
+func.func @softmax_cta(%x: tensor<16x8192xbf16>) -> tensor<16x8192xbf16> {
+  %0 = fusec.softmax %x dim 1 : tensor<16x8192xbf16>
+  return %0 : tensor<16x8192xbf16>
+}
+
+// Rows of 50304 f32 do not fit in registers: a warp streams each row, one
+// pass per reduction.
+// REMARK: remark: generated 'k0_reduce_div' for sm_90a: row_stream, grid 1 x block 256
+func.func @softmax_long(%x: tensor<2x50304xf32>) -> tensor<2x50304xf32> {
+  %0 = fusec.softmax %x dim 1 : tensor<2x50304xf32>
+  return %0 : tensor<2x50304xf32>
 }
