@@ -204,7 +204,10 @@ def main():
                "bytes": nbytes, "copy_tbps": copy_tbps, "eager_ms": eager_ms,
                "inductor_ms": inductor_ms}
         for label, env in (("fusec", None),
-                           ("fusec_no_hints", dict(os.environ, FUSEC_DISABLE_AGGRESSIVE_PTX="1"))):
+                           ("fusec_no_hints", dict(os.environ, FUSEC_DISABLE_AGGRESSIVE_PTX="1")),
+                           ("fusec_keep_evict_last", dict(os.environ, FUSEC_KEEP_LOAD="evict_last")),
+                           ("fusec_chunks2", dict(os.environ, FUSEC_ROW_CHUNKS="2")),
+                           ("fusec_chunks8", dict(os.environ, FUSEC_ROW_CHUNKS="8"))):
             rc, r, err = fusec_run(path, "--no-check", "--runs=30", "--warmup=5", env=env)
             k = r["kernels"][0] if (rc == 0 and r) else {}
             row[f"{label}_ms"] = k.get("median_ms")
@@ -213,7 +216,8 @@ def main():
                 row["predicted_ms"] = k.get("predicted_ms")
             if rc != 0:
                 row[f"{label}_error"] = err[-400:]
-        for k in ("eager", "inductor", "fusec", "fusec_no_hints"):
+        for k in ("eager", "inductor", "fusec", "fusec_no_hints", "fusec_keep_evict_last",
+                  "fusec_chunks2", "fusec_chunks8"):
             ms = row.get(f"{k}_ms")
             row[f"{k}_tbps"] = nbytes / (ms * 1e-3) / 1e12 if ms else None
         results["speed"].append(row)
@@ -240,6 +244,16 @@ def main():
         print(f"{label:26s} {cell('eager'):>11s} {cell('inductor'):>11s} {cell('fusec'):>11s} "
               f"{cell('fusec_no_hints'):>11s} {cell('fusec_l2_256b'):>11s} {cell('fusec_no_allocate'):>11s} "
               f"{cell('fusec_evict_first'):>11s} {ratio:6.2f}x {mp:9.2f} {r.get('strategy') or '-'}")
+    print(f"\n{'row graph (bf16)':26s} {'fusec':>11s} {'keep=ev_last':>12s} {'2 chunks':>11s} {'8 chunks':>11s}")
+    for r in results["speed"]:
+        if "shape" not in r:
+            continue
+        def cell(k):
+            v = r.get(f"{k}_tbps")
+            return f"{v:4.2f} ({v / copy_tbps:3.0%})" if v else "    -     "
+        label = r["graph"] + " %dx%d" % tuple(r["shape"])
+        print(f"{label:26s} {cell('fusec'):>11s} {cell('fusec_keep_evict_last'):>12s} "
+              f"{cell('fusec_chunks2'):>11s} {cell('fusec_chunks8'):>11s}")
     if ratios:
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         results["geomean_vs_inductor"] = geo

@@ -210,6 +210,8 @@ private:
   std::map<std::pair<unsigned, int64_t>, RawChunk> rawChunks;
   std::map<std::pair<unsigned, int64_t>, std::vector<std::string>> passLanes, columnLanes;
   bool launderPass = false;
+  /// Per-row reciprocals of row-level divisors (by the divisor's SSA name).
+  std::map<std::string, std::string> reciprocals;
   std::string rowLaneValue(BlockArgument arg, const IndexInfo &at);
   std::optional<std::string> rowBroadcastIndex(BroadcastOp b, const std::string &mainIndex);
 };
@@ -323,8 +325,13 @@ std::string KernelWriter::vectorLoadInstr(unsigned argNumber) {
   // aggressive PTX is off.
   if (!options.aggressivePtx || hint == "default")
     return "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];";
-  if (hint == "keep")
-    return "ld.global.nc.L1::evict_last.v4.u32 {$0, $1, $2, $3}, [$4];";
+  if (hint == "keep") {
+    if (options.keepLoad == "evict_last")
+      return "ld.global.nc.L1::evict_last.v4.u32 {$0, $1, $2, $3}, [$4];";
+    if (options.keepLoad == "nc")
+      return "ld.global.nc.v4.u32 {$0, $1, $2, $3}, [$4];";
+    return "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];";
+  }
   if (options.streamLoad == "plain")
     return "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];";
   if (options.streamLoad == "l2_256b")
@@ -553,7 +560,18 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
     } else if (isa<MulOp>(op)) {
       result = w.f("fmul", in[0], in[1]);
     } else if (isa<DivOp>(op)) {
-      result = w.f("fdiv", in[0], in[1]);
+      // Dividing by a value of the row (softmax's sum): one IEEE division
+      // per row for the reciprocal, then a multiply per element (at most
+      // 1.5 ulp of f32 from the quotient).
+      auto b = op->getOperand(1).getDefiningOp<BroadcastOp>();
+      if (rowRegs && b && rowBroadcastIndex(b, mainIndex) == std::string("%row")) {
+        auto it = reciprocals.find(in[1]);
+        if (it == reciprocals.end())
+          it = reciprocals.emplace(in[1], w.f("fdiv", w.constF32(1), in[1])).first;
+        result = w.f("fmul", in[0], it->second);
+      } else {
+        result = w.f("fdiv", in[0], in[1]);
+      }
     } else if (isa<MaxOp>(op)) {
       result = w.intr("maximum", {in[0], in[1]}, "f32");
     } else if (isa<MinOp>(op)) {
@@ -993,7 +1011,7 @@ absl::StatusOr<std::optional<GeneratedKernel>> KernelWriter::runRowsInRegisters(
     rowVector = 1;
   auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   groupThreads = 32;
-  while (groupThreads < 1024 && groupThreads * rowVector * 4 < rowLength)
+  while (groupThreads < 1024 && groupThreads * rowVector * options.rowChunks < rowLength)
     groupThreads *= 2;
   rowChunks = ceilDiv(rowLength, groupThreads * rowVector);
   // Registers a thread holds: the packed words of every full operand.
@@ -1087,6 +1105,9 @@ absl::StatusOr<std::optional<GeneratedKernel>> KernelWriter::runRowsInRegisters(
   rowTotals.clear();
   rawChunks.clear();
   indexInfo.clear();
+  passLanes.clear();
+  columnLanes.clear();
+  reciprocals.clear();
   // Flat indices of every (chunk, lane); all loads of the row, up front.
   std::vector<std::vector<std::string>> flat(rowChunks);
   for (int64_t c = 0; c < rowChunks; ++c) {
@@ -1098,10 +1119,17 @@ absl::StatusOr<std::optional<GeneratedKernel>> KernelWriter::runRowsInRegisters(
     for (BlockArgument a : fullArgs)
       rawChunks[{a.getArgNumber(), c}] = loadRaw(a, flat[c][0], rowVector);
   }
+  // With up to 512 threads a row, a thread may hold 128 registers: values
+  // of one pass stay live for the next (softmax's exp is computed once).
+  // With 1024 (64 registers) each pass converts again from the packed words.
+  bool tight = groupThreads >= 1024;
   auto newPass = [&](bool launder) {
+    if (!tight)
+      return;
     memo.clear();
     passLanes.clear();
     columnLanes.clear();
+    reciprocals.clear();
     launderPass = launder;
   };
 
@@ -1246,9 +1274,14 @@ absl::StatusOr<std::optional<GeneratedKernel>> KernelWriter::runRowsInRegisters(
   w.line("llvm.return");
   rowRegs = false;
 
+  // 1024 threads must fit in 64 registers: say so (.maxntid). Below that
+  // the bound is left out: with it ptxas trades registers for occupancy
+  // and spilled (layer_norm, 256 threads: 48 registers and a spill).
+  std::string attrs = block >= 1024
+                          ? absl::StrCat("nvvm.kernel, nvvm.maxntid = array<i32: ", block, ">")
+                          : std::string("nvvm.kernel");
   g.llvmDialect = absl::StrCat("module {\n", smemGlobal, "  llvm.func @", g.entry, "(", params,
-                               ") attributes {nvvm.kernel, nvvm.maxntid = array<i32: ", block,
-                               ">} {\n", w.text, "  }\n}\n");
+                               ") attributes {", attrs, "} {\n", w.text, "  }\n}\n");
   g.block = block;
   g.grid = std::clamp<int64_t>(ceilDiv(rows, rowsPerCta), 1, 132 * (2048 / block) * 4);
   g.strategy = cta ? "row_cta" : "row_warp";

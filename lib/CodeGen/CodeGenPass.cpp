@@ -41,6 +41,25 @@ public:
       }
       options.streamLoad = mode;
     }
+    if (const char *v = std::getenv("FUSEC_ROW_CHUNKS"); v && *v) {
+      char *end = nullptr;
+      long chunks = std::strtol(v, &end, 10);
+      if (*end || chunks < 1 || chunks > 16) {
+        getOperation().emitError() << "FUSEC_ROW_CHUNKS='" << v
+                                   << "' is not a number from 1 to 16";
+        return signalPassFailure();
+      }
+      options.rowChunks = static_cast<int>(chunks);
+    }
+    if (const char *v = std::getenv("FUSEC_KEEP_LOAD"); v && *v) {
+      std::string mode = v;
+      if (mode != "plain" && mode != "evict_last" && mode != "nc") {
+        getOperation().emitError() << "FUSEC_KEEP_LOAD='" << mode
+                                   << "' is not plain, evict_last or nc";
+        return signalPassFailure();
+      }
+      options.keepLoad = mode;
+    }
     Builder b(&getContext());
     WalkResult result = getOperation().walk([&](KernelOp kernel) {
       if (kernel->hasAttr("fusec.ptx"))

@@ -33,6 +33,16 @@ struct PtxOptions {
   /// fastest on the H200 (bench/results/2026-11-30-h200-codegen-elementwise:
   /// 4.12 TB/s against 3.77-3.83 for the .nc variants).
   std::string streamLoad = "plain";
+  /// The load for tensors re-read by many CTAs ("keep", e.g. layer_norm's
+  /// gamma): "plain" (ld.global.v4, cached in L1), "evict_last"
+  /// (ld.global.nc.L1::evict_last) or "nc" (ld.global.nc). FUSEC_KEEP_LOAD
+  /// overrides it. Plain is the default: evict_last cost layer_norm 16% on
+  /// the H200 (bench/results/2026-11-30-h200-rows-in-registers).
+  std::string keepLoad = "plain";
+  /// Row kernels held in registers: the 16-byte chunks a thread aims to
+  /// hold per operand (the threads per row grow, up to 1024, until the row
+  /// fits in that many). FUSEC_ROW_CHUNKS (1-16) overrides it.
+  int rowChunks = 4;
 };
 
 struct GeneratedKernel {

@@ -73,16 +73,25 @@ func.func @column_sum(%x: tensor<64x256xf32>) -> tensor<256xf32> {
 // A row reduction, rows of 1024 bf16: a warp per row, the row held in
 // registers: each lane loads its 4 chunks of 16 bytes once (no other load of
 // x), the reductions run over the registers through shuffles, and the
-// outputs go out 16 bytes at a time. gamma and beta (re-read by every row)
-// are kept in L1.
+// outputs go out 16 bytes at a time. gamma and beta (re-read by every row,
+// hinted "keep") are loaded plainly (cached in L1) unless FUSEC_KEEP_LOAD
+// asks for the evict-last or non-coherent load.
 // RUN: FileCheck %s --check-prefix=ROW < %t/on/layer_norm.k0_cast_cast.ptx
+// RUN: rm -rf %t/k && mkdir -p %t/k
+// RUN: env FUSEC_KEEP_LOAD=evict_last fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/k" -o /dev/null
+// RUN: FileCheck %s --check-prefix=KEEP < %t/k/layer_norm.k0_cast_cast.ptx
+// RUN: env FUSEC_KEEP_LOAD=evict_last FUSEC_DISABLE_AGGRESSIVE_PTX=1 fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/k" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PLAIN < %t/k/layer_norm.k0_cast_cast.ptx
+// RUN: env FUSEC_KEEP_LOAD=bogus not fusec-opt %s --fusec-pipeline --fusec-codegen -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOGUS-KEEP
+// KEEP: ld.global.nc.L1::evict_last.v4.u32
+// BOGUS-KEEP: error: FUSEC_KEEP_LOAD='bogus' is not plain, evict_last or nc
 // REMARK: remark: generated 'k0_cast_cast' for sm_90a: row_warp, grid 8 x block 256
 // ROW: .visible .entry k0_cast_cast(
 // ROW-COUNT-4: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
 // ROW-NOT: L2::256B
 // ROW: shfl.sync.bfly.b32
 // ROW: rsqrt.approx.ftz.f32
-// ROW: ld.global.nc.L1::evict_last.v4.u32
+// ROW: ld.global.v4.u32
 // ROW: st.global.v4.b32
 // ROW-NOT: .local
 // ROW-NOT: bar.sync
@@ -96,7 +105,12 @@ func.func @layer_norm(%x: tensor<64x1024xbf16>, %g: tensor<1024xbf16>, %b: tenso
 // memory with one barrier (two reductions: max, then the sum of exp).
 // RUN: FileCheck %s --check-prefix=CTA < %t/on/softmax_cta.k0_cast_cast.ptx
 // REMARK: remark: generated 'k0_cast_cast' for sm_90a: row_cta, grid 16 x block 256
-// CTA: .maxntid 256
+// FUSEC_ROW_CHUNKS=2 asks for 2 chunks a thread: 512 threads a row.
+// RUN: env FUSEC_ROW_CHUNKS=2 fusec-opt %s --fusec-pipeline --fusec-codegen="remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNKS2
+// CHUNKS2: remark: generated 'k0_cast_cast' for sm_90a: row_cta, grid 16 x block 512
+// RUN: env FUSEC_ROW_CHUNKS=0 not fusec-opt %s --fusec-pipeline --fusec-codegen -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOGUS-CHUNKS
+// BOGUS-CHUNKS: error: FUSEC_ROW_CHUNKS='0' is not a number from 1 to 16
+// CTA-NOT: .maxntid
 // CTA: .shared .align 16 .b8 __fusec_partials
 // CTA-COUNT-4: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
 // CTA-NOT: ld.global
