@@ -43,7 +43,9 @@ row layer_norm 7 5000 bf16      # row_cta, partial last chunk
 row softmax 3 50304 bf16        # row_cta, 1024 threads
 row rms_norm 9 1024 bf16        # row_warp
 row softmax 2 50304 f32         # row_stream
-for g in layer_norm_7x5000_bf16 softmax_3x50304_bf16 rms_norm_9x1024_bf16 softmax_2x50304_f32; do
+sed -n '/func.func @col_var/,/^}/p' examples/memory_bound.mlir > "$OUT/col_var.mlir"          # column
+sed -n '/func.func @slice_concat/,/^}/p' examples/memory_bound.mlir > "$OUT/slice_concat.mlir" # movement
+for g in layer_norm_7x5000_bf16 softmax_3x50304_bf16 rms_norm_9x1024_bf16 softmax_2x50304_f32 col_var slice_concat; do
   if command -v compute-sanitizer >/dev/null; then
     step "memcheck-$g" compute-sanitizer --tool memcheck --error-exitcode 3 \
       "$BIN/fusec-run" "$OUT/$g.mlir" --runs=2 --warmup=1
@@ -53,6 +55,23 @@ for g in layer_norm_7x5000_bf16 softmax_3x50304_bf16 rms_norm_9x1024_bf16 softma
     step "run-$g" "$BIN/fusec-run" "$OUT/$g.mlir"
   fi
 done
+# Every function of every example graph, on the GPU against the interpreter
+# (exit 2 with "has no 'fusec.ptx'": a kernel fusec does not generate yet).
+examples() {
+  local pass=0 fail=0 skip=0
+  for g in examples/memory_bound.mlir examples/transformer_block.mlir; do
+    for f in $(grep -o 'func.func @[A-Za-z0-9_]*' "$g" | cut -d@ -f2); do
+      out=$("$BIN/fusec-run" "$g" --function="$f" --runs=2 --warmup=1 2>&1); rc=$?
+      if [ $rc = 0 ]; then pass=$((pass + 1)); echo "PASS $g @$f"
+      elif [ $rc = 2 ] && grep -q "has no 'fusec.ptx'" <<<"$out"; then
+        skip=$((skip + 1)); echo "SKIP $g @$f: $(grep -o "[^ ]*: 'fusec.kernel' has no 'fusec.ptx'" <<<"$out" | head -1)"
+      else fail=$((fail + 1)); echo "FAIL $g @$f (rc=$rc)"; echo "$out" | tail -5; fi
+    done
+  done
+  echo "examples on the GPU: $pass passed, $fail failed, $skip skipped"
+  [ $fail = 0 ]
+}
+step examples examples
 PYTHONUNBUFFERED=1 FUSEC_BIN="$BIN" step memory-bound python3 bench/memory_bound.py
 
 echo
@@ -62,6 +81,7 @@ sed -n '/^copy ceiling/,$p' "$OUT/memory-bound.log"
 echo
 grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT"/memcheck-*.log "$OUT"/racecheck-*.log 2>/dev/null | sort | uniq -c
 grep -h "PASSED\|FAILED" "$OUT/jit-tests.log" | tail -3
+grep -h "^FAIL\|^SKIP\|examples on the GPU" "$OUT/examples.log"
 (cd "$OUT" && tar -czf logs.tar.gz *.log *.mlir && rm -f *.log *.mlir)
 echo
 echo "== steps"

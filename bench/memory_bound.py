@@ -124,6 +124,29 @@ def main():
                 print(f"correctness {name} {dtype} {rows}x{cols}: {'ok' if ok else 'FAIL ' + err[-300:]}",
                       flush=True)
 
+    # Column reductions (the reduced dims lead): sum, and x - mean(x).
+    for dtype in ("f32", "bf16"):
+        for rows, cols in ((1, 1), (3, 5), (1000, 24), (4096, 1000), (77, 50304)):
+            t, v = f"tensor<{rows}x{cols}x{dtype}>", f"tensor<{cols}x{dtype}>"
+            text = (f"func.func @col(%x: {t}) -> ({v}, {t}) {{\n"
+                    f"  %s = fusec.reduce sum %x dims [0] : {t} -> {v}\n"
+                    f"  %m = fusec.reduce mean %x dims [0] : {t} -> {v}\n"
+                    f"  %b = fusec.broadcast %m dims [1] : {v} -> {t}\n"
+                    f"  %d = fusec.sub %x, %b : {t}\n"
+                    f"  return %s, %d : {v}, {t}\n}}\n")
+            path = os.path.join(tmp, f"col_{dtype}_{rows}x{cols}.mlir")
+            open(path, "w").write(text)
+            rc, r, err = fusec_run(path, "--runs=3", "--warmup=1", f"--seed={rows * cols}")
+            ok = rc == 0 and r is not None and r["ok"]
+            ok_all &= ok
+            results["correctness"].append({
+                "graph": "column_sum_center", "dtype": dtype, "n": rows * cols,
+                "shape": [rows, cols], "ok": ok,
+                "rel_l2": r["results"][0]["rel_l2"] if r else None,
+                "error": None if ok else err[-400:]})
+            print(f"correctness column_sum_center {dtype} {rows}x{cols}: "
+                  f"{'ok' if ok else 'FAIL ' + err[-300:]}", flush=True)
+
     if os.environ.get("MEMORY_BOUND_SPEED", "1") == "0":
         json.dump(results, open(os.path.join(OUT, "memory_bound.json"), "w"), indent=2)
         print(f"correctness: {sum(r['ok'] for r in results['correctness'])}/"

@@ -84,6 +84,8 @@ public:
   const std::vector<TensorSpec> &outputs() const;
   const std::vector<KernelStats> &kernels() const;
   const std::string &target() const;
+  /// The compiled function's name (without '@').
+  const std::string &function() const;
 
   /// Enqueues the graph on `stream`: reads `inputs`, writes `outputs` (each
   /// at least as large as its spec). Returns when enqueued, not when done.

@@ -40,6 +40,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -192,6 +193,20 @@ private:
   /// The per-row totals of the reductions, once their loops are emitted.
   llvm::DenseMap<Value, std::string> rowTotals;
   bool vectorPath = false;
+  /// On the vector path: the flat index of each lane (a full-shape operand
+  /// read at any other index, as a transpose does, is loaded by itself).
+  std::vector<std::string> laneIndex;
+  /// Flat index <-> coordinates of `shape` (row-major).
+  std::vector<std::string> coordinates(const std::string &flat, ArrayRef<int64_t> shape);
+  std::string linearize(ArrayRef<std::string> coords, ArrayRef<int64_t> shape);
+  /// Column reductions (runColumns): the reduced dims lead; per lane totals.
+  bool columnMode = false;
+  absl::StatusOr<GeneratedKernel> runColumns();
+  std::map<std::pair<Value, int>, std::string, std::function<bool(const std::pair<Value, int> &, const std::pair<Value, int> &)>>
+      columnTotals{[](const std::pair<Value, int> &a, const std::pair<Value, int> &b) {
+        return std::make_pair(a.first.getAsOpaquePointer(), a.second) <
+               std::make_pair(b.first.getAsOpaquePointer(), b.second);
+      }};
 
   /// Rows held in registers (runRowsInRegisters): a group of `groupThreads`
   /// threads per row, each holding `rowChunks` chunks of `rowVector`
@@ -228,18 +243,38 @@ absl::Status KernelWriter::check() {
     llvm::sort(dims);
     int64_t rank = in.getRank();
     rowLength = 1;
+    bool trailing = true, leading = true;
     for (auto [i, d] : llvm::enumerate(dims)) {
-      if (d != rank - static_cast<int64_t>(dims.size()) + static_cast<int64_t>(i))
-        return unimplemented(reductions[0], "reductions over outer dimensions "
-                                            "are not generated yet");
+      trailing &= d == rank - static_cast<int64_t>(dims.size()) + static_cast<int64_t>(i);
+      leading &= d == static_cast<int64_t>(i);
       rowLength *= in.getDimSize(d);
     }
+    if (!trailing && !leading)
+      return unimplemented(reductions[0], "reductions over middle dimensions "
+                                          "(neither the leading nor the "
+                                          "trailing ones) are not generated yet");
     rows = rowLength ? in.getNumElements() / rowLength : 0;
+    if (!trailing) {
+      // Column reductions: the reduced dims lead; each "row" is a column.
+      columnMode = true;
+      for (ReduceOp r : reductions)
+        if (!isa<FloatType>(getElementTypeOrSelf(r.getType())))
+          return unimplemented(r, "integer reductions are not generated yet");
+      SmallVector<int64_t> colShape(in.getShape().drop_front(dims.size()));
+      for (Value r : body.getTerminator()->getOperands()) {
+        auto t = cast<RankedTensorType>(r.getType()).getShape();
+        if (t != ArrayRef<int64_t>(domain) && t != ArrayRef<int64_t>(colShape))
+          return unimplemented(kernel, "an output of neither the column nor "
+                                       "the element shape");
+      }
+    }
     for (ReduceOp r : reductions)
       if (!isa<FloatType>(getElementTypeOrSelf(r.getType())))
         return unimplemented(r, "integer reductions are not generated yet");
     SmallVector<int64_t> rowShape(in.getShape().take_front(rank - dims.size()));
     for (Value r : body.getTerminator()->getOperands()) {
+      if (columnMode)
+        break;
       auto t = cast<RankedTensorType>(r.getType()).getShape();
       if (t != ArrayRef<int64_t>(domain) && t != ArrayRef<int64_t>(rowShape))
         return unimplemented(kernel, "an output of neither the row nor the "
@@ -263,13 +298,14 @@ absl::Status KernelWriter::check() {
     if (auto c = dyn_cast<ConstantOp>(op)) {
       if (!isa<SplatElementsAttr>(c.getValue()))
         return unimplemented(&op, "only splat constants are generated yet");
-    } else if (!isa<ReduceOp, CastOp, BroadcastOp, CompareOp, SelectOp, AddOp, SubOp, MulOp,
+    } else if (!isa<ReduceOp, CastOp, BroadcastOp, ReshapeOp, TransposeOp, SliceOp, ConcatOp,
+                    GatherOp, CompareOp, SelectOp, AddOp, SubOp, MulOp,
                     DivOp, MaxOp, MinOp, PowOp, AndOp, OrOp, NotOp, NegOp,
                     AbsOp, SignOp, FloorOp, CeilOp, ExpOp, Exp2Op, LogOp,
                     TanhOp, ErfOp, SigmoidOp, RsqrtOp, SqrtOp>(op)) {
-      return unimplemented(&op, "only elementwise kernels and row reductions "
-                                "are generated yet (matmuls and data movement "
-                                "come next)");
+      return unimplemented(&op, "matmul and attention are not generated yet "
+                                "(only elementwise, movement and reduction "
+                                "kernels are)");
     }
     for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
       if (!elemTypes(v.getType()))
@@ -313,6 +349,30 @@ std::string KernelWriter::load(BlockArgument arg, const std::string &flatIndex) 
   std::string raw = w.def(absl::StrCat("llvm.load ", ptr, " : !llvm.ptr<1> -> ",
                                        t.storage));
   return toCompute(raw, t);
+}
+
+std::vector<std::string> KernelWriter::coordinates(const std::string &flat,
+                                                  ArrayRef<int64_t> shape) {
+  auto strides = stridesOf(shape);
+  std::vector<std::string> c;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::string q = w.def(absl::StrCat("llvm.udiv ", flat, ", ", w.constI64(strides[d]), " : i64"));
+    if (d > 0)
+      q = w.def(absl::StrCat("llvm.urem ", q, ", ", w.constI64(shape[d]), " : i64"));
+    c.push_back(q);
+  }
+  return c;
+}
+
+std::string KernelWriter::linearize(ArrayRef<std::string> coords, ArrayRef<int64_t> shape) {
+  auto strides = stridesOf(shape);
+  std::string acc = w.constI64(0);
+  for (size_t d = 0; d < shape.size(); ++d)
+    acc = w.def(absl::StrCat("llvm.add ", acc, ", ",
+                             w.def(absl::StrCat("llvm.mul ", coords[d], ", ",
+                                                w.constI64(strides[d]), " : i64")),
+                             " : i64"));
+  return acc;
 }
 
 /// The load instruction for `arg` as fusec.cache_hints asks (16 bytes).
@@ -428,7 +488,8 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     auto at = rowRegs ? indexInfo.find(mainIndex) : indexInfo.end();
     int64_t argElements = cast<RankedTensorType>(arg.getType()).getNumElements();
-    if (vectorPath && full)
+    if (vectorPath && full && lane < static_cast<int>(laneIndex.size()) &&
+        laneIndex[lane] == mainIndex)
       result = lanes[arg.getArgNumber()][lane];
     else if (at != indexInfo.end() &&
              ((full && at->second.kind == IndexKind::Full) ||
@@ -444,6 +505,13 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
   ElemTypes rt = *elemTypes(v.getType());
   bool isFloat = rt.isFloat;
 
+  if (isa<ReduceOp>(op) && columnMode) {
+    auto it = columnTotals.find({v, lane});
+    if (it == columnTotals.end())
+      return absl::InternalError("fusec codegen: a column reduction used before "
+                                 "its loop (internal ordering error)");
+    return it->second;
+  }
   if (isa<ReduceOp>(op)) {
     auto it = rowTotals.find(v);
     if (it == rowTotals.end())
@@ -463,6 +531,96 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
       result = w.def(absl::StrCat("llvm.mlir.constant(",
                                   splat.getSplatValue<APInt>().getSExtValue(), " : ",
                                   rt.compute, ") : ", rt.compute));
+  } else if (isa<ReshapeOp>(op)) {
+    // Row-major: the same flat index.
+    auto in = eval(op->getOperand(0), mainIndex, lane);
+    if (!in.ok())
+      return in;
+    result = *in;
+  } else if (auto t = dyn_cast<TransposeOp>(op)) {
+    // Result dim i is input dim perm[i].
+    auto src = cast<RankedTensorType>(t.getInput().getType()).getShape();
+    auto c = coordinates(mainIndex, shape);
+    std::vector<std::string> in(src.size());
+    for (auto [i, p] : llvm::enumerate(t.getPermutation()))
+      in[p] = c[i];
+    auto v = eval(t.getInput(), linearize(in, src), lane);
+    if (!v.ok())
+      return v;
+    result = *v;
+  } else if (auto sl = dyn_cast<SliceOp>(op)) {
+    auto src = cast<RankedTensorType>(sl.getInput().getType()).getShape();
+    auto c = coordinates(mainIndex, shape);
+    for (size_t i = 0; i < c.size(); ++i)
+      c[i] = w.def(absl::StrCat(
+          "llvm.add ", w.constI64(sl.getOffsets()[i]), ", ",
+          w.def(absl::StrCat("llvm.mul ", c[i], ", ", w.constI64(sl.getStrides()[i]), " : i64")),
+          " : i64"));
+    auto v = eval(sl.getInput(), linearize(c, src), lane);
+    if (!v.ok())
+      return v;
+    result = *v;
+  } else if (auto cc = dyn_cast<ConcatOp>(op)) {
+    // Every input is read at its clamped coordinate; a select keeps the one
+    // the coordinate falls in.
+    int64_t d = cc.getDim();
+    auto c = coordinates(mainIndex, shape);
+    int64_t start = 0;
+    std::string chosen;
+    for (Value input : cc.getInputs()) {
+      auto src = cast<RankedTensorType>(input.getType()).getShape();
+      if (src[d] == 0)
+        continue;
+      std::vector<std::string> ic = c;
+      std::string local = w.def(absl::StrCat("llvm.sub ", c[d], ", ", w.constI64(start), " : i64"));
+      std::string below = w.def(absl::StrCat("llvm.icmp \"slt\" ", local, ", ",
+                                             w.constI64(0), " : i64"));
+      std::string clamped = w.def(absl::StrCat("llvm.select ", below, ", ", w.constI64(0), ", ",
+                                               local, " : i1, i64"));
+      clamped = w.intr("umin", {clamped, w.constI64(src[d] - 1)}, "i64");
+      ic[d] = clamped;
+      auto v = eval(input, linearize(ic, src), lane);
+      if (!v.ok())
+        return v;
+      if (chosen.empty()) {
+        chosen = *v;
+      } else {
+        std::string here = w.def(absl::StrCat("llvm.icmp \"sge\" ", local, ", ",
+                                              w.constI64(0), " : i64"));
+        chosen = w.def(absl::StrCat("llvm.select ", here, ", ", *v, ", ", chosen, " : i1, ",
+                                    rt.compute));
+      }
+      start += src[d];
+    }
+    result = chosen;
+  } else if (auto ga = dyn_cast<GatherOp>(op)) {
+    // result = table[:axis] ++ indices ++ table[axis+1:]; a negative index
+    // counts from the end; out-of-range indices are clamped (the
+    // interpreter reports them as errors).
+    auto table = cast<RankedTensorType>(ga.getTable().getType()).getShape();
+    auto ids = cast<RankedTensorType>(ga.getIndices().getType()).getShape();
+    int64_t axis = ga.getAxis();
+    auto c = coordinates(mainIndex, shape);
+    std::vector<std::string> idc(c.begin() + axis, c.begin() + axis + ids.size());
+    auto id = eval(ga.getIndices(), linearize(idc, ids), lane);
+    if (!id.ok())
+      return id;
+    ElemTypes it = *elemTypes(ga.getIndices().getType());
+    std::string id64 = it.compute == "i64" ? *id
+                                           : w.def(absl::StrCat("llvm.sext ", *id, " : ",
+                                                                it.compute, " to i64"));
+    std::string neg = w.def(absl::StrCat("llvm.icmp \"slt\" ", id64, ", ", w.constI64(0), " : i64"));
+    std::string wrapped = w.def(absl::StrCat("llvm.add ", id64, ", ", w.constI64(table[axis]), " : i64"));
+    id64 = w.def(absl::StrCat("llvm.select ", neg, ", ", wrapped, ", ", id64, " : i1, i64"));
+    id64 = w.intr("smax", {id64, w.constI64(0)}, "i64");
+    id64 = w.intr("smin", {id64, w.constI64(table[axis] - 1)}, "i64");
+    std::vector<std::string> tc(c.begin(), c.begin() + axis);
+    tc.push_back(id64);
+    tc.insert(tc.end(), c.begin() + axis + ids.size(), c.end());
+    auto v = eval(ga.getTable(), linearize(tc, table), lane);
+    if (!v.ok())
+      return v;
+    result = *v;
   } else if (auto b = dyn_cast<BroadcastOp>(op);
              b && rowRegs && rowBroadcastIndex(b, mainIndex)) {
     auto in = eval(b.getInput(), *rowBroadcastIndex(b, mainIndex), lane);
@@ -638,6 +796,8 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
 absl::StatusOr<GeneratedKernel> KernelWriter::run() {
   if (auto st = check(); !st.ok())
     return st;
+  if (columnMode)
+    return runColumns();
   if (!reductions.empty()) {
     auto inRegisters = runRowsInRegisters();
     if (!inRegisters.ok())
@@ -659,6 +819,10 @@ absl::StatusOr<GeneratedKernel> KernelWriter::run() {
   GeneratedKernel g;
   g.entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
   g.strategy = "elementwise";
+  body.walk([&](Operation *op) {
+    if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp>(op))
+      g.strategy = "movement";
+  });
   std::string params;
   unsigned n = 0;
   for (BlockArgument a : body.getArguments()) {
@@ -705,10 +869,13 @@ absl::StatusOr<GeneratedKernel> KernelWriter::run() {
   w.label("^full");
   vectorPath = true;
   vectorLoads(base);
+  laneIndex.clear();
+  for (int64_t lane = 0; lane < vector; ++lane)
+    laneIndex.push_back(w.def(absl::StrCat("llvm.add ", base, ", ", w.constI64(lane), " : i64")));
   std::vector<std::vector<std::string>> outLanes(outNames.size());
   for (int64_t lane = 0; lane < vector; ++lane) {
     memo.clear();
-    std::string idx = w.def(absl::StrCat("llvm.add ", base, ", ", w.constI64(lane), " : i64"));
+    std::string idx = laneIndex[lane];
     for (auto [i, r] : llvm::enumerate(body.getTerminator()->getOperands())) {
       auto val = eval(r, idx, static_cast<int>(lane));
       if (!val.ok())
@@ -1286,6 +1453,277 @@ absl::StatusOr<std::optional<GeneratedKernel>> KernelWriter::runRowsInRegisters(
   g.grid = std::clamp<int64_t>(ceilDiv(rows, rowsPerCta), 1, 132 * (2048 / block) * 4);
   g.strategy = cta ? "row_cta" : "row_warp";
   return std::optional<GeneratedKernel>(std::move(g));
+}
+
+/// Column reductions (the reduced dims lead, the kept dims trail): a CTA of
+/// 8 x 32 threads takes a tile of 32 column groups of `vector` adjacent
+/// columns (16-byte loads along a row of the input, coalesced across the
+/// warp); its 8 warps split the reduced rows, then combine their partial
+/// sums in shared memory (one barrier per reduction; slots alternate with
+/// the tile's parity). Outputs of the element shape take another pass over
+/// the rows; those of the column shape are stored by the first warp.
+absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
+  Block &body = kernel.getBody().front();
+  int64_t columns = rows; // the kept (trailing) extent
+  int64_t reducedRows = rowLength;
+  auto isFull = [&](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape() == ArrayRef<int64_t>(domain);
+  };
+  int widest = 1;
+  for (Value v : llvm::concat<Value>(body.getArguments(), body.getTerminator()->getOperands()))
+    if (isFull(v))
+      widest = std::max(widest, elemTypes(v.getType())->bytes);
+  vector = 16 / widest;
+  if (columns % vector != 0)
+    vector = 1;
+  const int64_t slices = 8, groupsPerTile = 32;
+  int64_t groups = (columns + vector - 1) / vector;
+  int64_t tiles = (groups + groupsPerTile - 1) / groupsPerTile;
+  int64_t numReductions = static_cast<int64_t>(reductions.size());
+  int64_t regionFloats = slices * groupsPerTile * vector;
+  if (2 * numReductions * regionFloats * 4 > 40 * 1024)
+    return unimplemented(kernel, "a column kernel with this many reductions "
+                                 "(their partials exceed 40 KiB of shared memory)");
+
+  GeneratedKernel g;
+  g.entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
+  g.strategy = "column";
+  std::string params;
+  unsigned n = 0;
+  for (BlockArgument a : body.getArguments()) {
+    (void)a;
+    argNames.push_back("%arg" + std::to_string(n));
+    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
+    ++n;
+  }
+  std::vector<std::string> outNames;
+  for (Value r : body.getTerminator()->getOperands()) {
+    (void)r;
+    outNames.push_back("%arg" + std::to_string(n));
+    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
+    ++n;
+  }
+  auto zext = [&](const std::string &x) {
+    return w.def(absl::StrCat("llvm.zext ", x, " : i32 to i64"));
+  };
+  auto i64op = [&](const char *op, const std::string &a, const std::string &b) {
+    return w.def(absl::StrCat("llvm.", op, " ", a, ", ", b, " : i64"));
+  };
+  std::string tid = zext(w.def("nvvm.read.ptx.sreg.tid.x : i32"));
+  std::string ctaid = zext(w.def("nvvm.read.ptx.sreg.ctaid.x : i32"));
+  std::string nctaid = zext(w.def("nvvm.read.ptx.sreg.nctaid.x : i32"));
+  std::string x = i64op("and", tid, w.constI64(groupsPerTile - 1));
+  std::string y = i64op("lshr", tid, w.constI64(5));
+  std::string partials = w.def("llvm.mlir.addressof @__fusec_partials : !llvm.ptr<3>");
+  std::string smemGlobal = absl::StrCat(
+      "  llvm.mlir.global internal @__fusec_partials() {addr_space = 3 : i32, "
+      "alignment = 16 : i64} : !llvm.array<", 2 * numReductions * regionFloats, " x f32>\n");
+  std::string colCount = w.constI64(columns), rowCount = w.constI64(reducedRows);
+  std::string step = w.constI64(slices);
+  w.line(absl::StrCat("llvm.br ^tilehead(", ctaid, ", ", w.constI64(0), " : i64, i64)"));
+
+  w.label("^tilehead(%tile: i64, %parity: i64)");
+  std::string more = w.def(absl::StrCat("llvm.icmp \"ult\" %tile, ", w.constI64(tiles), " : i64"));
+  w.line(absl::StrCat("llvm.cond_br ", more, ", ^tilebody, ^exit"));
+  w.label("^tilebody");
+  memo.clear();
+  columnTotals.clear();
+  std::string group = i64op("add", i64op("mul", "%tile", w.constI64(groupsPerTile)), x);
+  std::string valid = w.def(absl::StrCat("llvm.icmp \"ult\" ", group, ", ",
+                                         w.constI64(groups), " : i64"));
+  // Threads past the last group work on group 0 (they must reach the
+  // barriers) and store nothing.
+  std::string col = i64op("mul", w.def(absl::StrCat("llvm.select ", valid, ", ", group, ", ",
+                                                    w.constI64(0), " : i1, i64")),
+                          w.constI64(vector));
+  std::vector<std::string> colLane;
+  for (int64_t l = 0; l < vector; ++l)
+    colLane.push_back(l ? i64op("add", col, w.constI64(l)) : col);
+
+  auto laneValues = [&](Value v, const std::string &base)
+      -> absl::StatusOr<std::vector<std::string>> {
+    std::vector<std::string> out;
+    laneIndex.clear();
+    for (int64_t l = 0; l < vector; ++l)
+      laneIndex.push_back(l ? i64op("add", base, w.constI64(l)) : base);
+    for (int64_t l = 0; l < vector; ++l) {
+      std::string idx = laneIndex[l];
+      auto val = eval(v, idx, static_cast<int>(l));
+      if (!val.ok())
+        return val.status();
+      out.push_back(*val);
+    }
+    return out;
+  };
+
+  for (auto [k, r] : llvm::enumerate(reductions)) {
+    ReduceKind kind = r.getKind();
+    std::string identity =
+        kind == ReduceKind::max   ? w.def("llvm.mlir.constant(0xFF800000 : f32) : f32")
+        : kind == ReduceKind::min ? w.def("llvm.mlir.constant(0x7F800000 : f32) : f32")
+                                  : w.constF32(0);
+    auto combine = [&](const std::string &a, const std::string &b) {
+      if (kind == ReduceKind::max)
+        return w.intr("maximum", {a, b}, "f32");
+      if (kind == ReduceKind::min)
+        return w.intr("minimum", {a, b}, "f32");
+      return w.f("fadd", a, b);
+    };
+    std::string head = absl::StrCat("^red", k), bodyLabel = absl::StrCat("^redbody", k),
+                exit = absl::StrCat("^redexit", k);
+    std::string argList, argTypes, exitArgs;
+    for (int64_t l = 0; l < vector; ++l) {
+      absl::StrAppend(&argList, ", ", identity);
+      absl::StrAppend(&argTypes, ", f32");
+    }
+    w.line(absl::StrCat("llvm.br ", head, "(", y, argList, " : i64", argTypes, ")"));
+    std::string headArgs = absl::StrCat("%r", k, ": i64");
+    std::vector<std::string> acc;
+    for (int64_t l = 0; l < vector; ++l) {
+      acc.push_back(absl::StrCat("%acc", k, "_", l));
+      absl::StrAppend(&headArgs, ", ", acc.back(), ": f32");
+    }
+    w.label(absl::StrCat(head, "(", headArgs, ")"));
+    std::string inRange = w.def(absl::StrCat("llvm.icmp \"ult\" %r", k, ", ", rowCount, " : i64"));
+    w.line(absl::StrCat("llvm.cond_br ", inRange, ", ", bodyLabel, ", ", exit));
+    w.label(bodyLabel);
+    openScope();
+    std::string base = i64op("add", i64op("mul", absl::StrCat("%r", k), colCount), col);
+    if (vector > 1) {
+      vectorPath = true;
+      vectorLoads(base);
+    }
+    auto vals = laneValues(r.getInput(), base);
+    vectorPath = false;
+    if (!vals.ok())
+      return vals.status();
+    std::string nextArgs;
+    for (int64_t l = 0; l < vector; ++l)
+      absl::StrAppend(&nextArgs, ", ", combine(acc[l], (*vals)[l]));
+    closeScope();
+    std::string r2 = i64op("add", absl::StrCat("%r", k), step);
+    w.line(absl::StrCat("llvm.br ", head, "(", r2, nextArgs, " : i64", argTypes, ")"));
+    w.label(exit);
+    // Partials of the 8 slices through shared memory.
+    std::string region = i64op("mul", i64op("add", i64op("mul", "%parity",
+                                                         w.constI64(numReductions)),
+                                            w.constI64(k)),
+                               w.constI64(regionFloats));
+    auto slot = [&](const std::string &slice, int64_t l) {
+      std::string i = i64op("add", region,
+                            i64op("add", i64op("mul", i64op("add", i64op("mul", slice,
+                                                                         w.constI64(groupsPerTile)),
+                                                            x),
+                                               w.constI64(vector)),
+                                  w.constI64(l)));
+      return w.def(absl::StrCat("llvm.getelementptr ", partials, "[", i,
+                                "] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, f32"));
+    };
+    for (int64_t l = 0; l < vector; ++l)
+      w.line(absl::StrCat("llvm.store ", acc[l], ", ", slot(y, l), " : f32, !llvm.ptr<3>"));
+    w.line("nvvm.barrier0");
+    for (int64_t l = 0; l < vector; ++l) {
+      std::string total;
+      for (int64_t sIdx = 0; sIdx < slices; ++sIdx) {
+        std::string v = w.def(absl::StrCat("llvm.load ", slot(w.constI64(sIdx), l),
+                                           " : !llvm.ptr<3> -> f32"));
+        total = total.empty() ? v : combine(total, v);
+      }
+      if (kind == ReduceKind::mean)
+        total = w.f("fdiv", total, w.constF32(static_cast<double>(reducedRows)));
+      columnTotals[{r.getResult(), static_cast<int>(l)}] = roundTo(total, r.getType());
+    }
+  }
+
+  // Outputs of the element shape: another pass over the rows.
+  SmallVector<unsigned> full, perColumn;
+  for (auto [i, o] : llvm::enumerate(body.getTerminator()->getOperands()))
+    (isFull(o) ? full : perColumn).push_back(i);
+  if (!full.empty()) {
+    w.line(absl::StrCat("llvm.br ^out(", y, " : i64)"));
+    w.label("^out(%orow: i64)");
+    std::string inRange = w.def(absl::StrCat("llvm.icmp \"ult\" %orow, ", rowCount, " : i64"));
+    std::string doStore = w.def(absl::StrCat("llvm.and ", inRange, ", ", valid, " : i1"));
+    std::string goOn = inRange;
+    w.line(absl::StrCat("llvm.cond_br ", goOn, ", ^outbody, ^outexit"));
+    w.label("^outbody");
+    openScope();
+    std::string base = i64op("add", i64op("mul", "%orow", colCount), col);
+    if (vector > 1) {
+      vectorPath = true;
+      vectorLoads(base);
+    }
+    std::vector<std::pair<std::string, std::string>> stores;
+    for (unsigned i : full) {
+      Value o = body.getTerminator()->getOperand(i);
+      auto vals = laneValues(o, base);
+      if (!vals.ok())
+        return vals.status();
+      ElemTypes t = *elemTypes(o.getType());
+      std::string vecType = absl::StrCat("vector<", vector, "x", t.storage, ">");
+      std::string vec = w.def(absl::StrCat("llvm.mlir.poison : ", vecType));
+      for (int64_t l = 0; l < vector; ++l) {
+        std::string li = w.def(absl::StrCat("llvm.mlir.constant(", l, " : i32) : i32"));
+        vec = w.def(absl::StrCat("llvm.insertelement ", toStorage((*vals)[l], t), ", ", vec,
+                                 "[", li, " : i32] : ", vecType));
+      }
+      std::string ptr = w.def(absl::StrCat("llvm.getelementptr ", outNames[i], "[", base,
+                                           "] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, ", t.storage));
+      stores.emplace_back(absl::StrCat(vec, ", ", ptr, " {alignment = ", vector * t.bytes,
+                                       " : i64} : ", vecType),
+                          "");
+    }
+    vectorPath = false;
+    closeScope();
+    w.line(absl::StrCat("llvm.cond_br ", doStore, ", ^outstore, ^outnext"));
+    w.label("^outstore");
+    for (auto &st : stores)
+      w.line(absl::StrCat("llvm.store ", st.first, ", !llvm.ptr<1>"));
+    w.line("llvm.br ^outnext");
+    w.label("^outnext");
+    std::string r2 = i64op("add", "%orow", step);
+    w.line(absl::StrCat("llvm.br ^out(", r2, " : i64)"));
+    w.label("^outexit");
+  }
+  // Outputs of the column shape: the first warp stores them.
+  if (!perColumn.empty()) {
+    std::vector<std::string> lines;
+    for (unsigned i : perColumn) {
+      Value o = body.getTerminator()->getOperand(i);
+      ElemTypes t = *elemTypes(o.getType());
+      for (int64_t l = 0; l < vector; ++l) {
+        auto val = eval(o, colLane[l], static_cast<int>(l));
+        if (!val.ok())
+          return val.status();
+        std::string stored = toStorage(*val, t);
+        std::string ptr = w.def(absl::StrCat("llvm.getelementptr ", outNames[i], "[", colLane[l],
+                                             "] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, ", t.storage));
+        lines.push_back(absl::StrCat("llvm.store ", stored, ", ", ptr, " : ", t.storage,
+                                     ", !llvm.ptr<1>"));
+      }
+    }
+    std::string first = w.def(absl::StrCat("llvm.icmp \"eq\" ", y, ", ", w.constI64(0), " : i64"));
+    std::string doStore = w.def(absl::StrCat("llvm.and ", first, ", ", valid, " : i1"));
+    w.line(absl::StrCat("llvm.cond_br ", doStore, ", ^colout, ^nexttile"));
+    w.label("^colout");
+    for (auto &l : lines)
+      w.line(l);
+    w.line("llvm.br ^nexttile");
+  } else {
+    w.line("llvm.br ^nexttile");
+  }
+  w.label("^nexttile");
+  std::string nextTile = i64op("add", "%tile", nctaid);
+  std::string flip = i64op("xor", "%parity", w.constI64(1));
+  w.line(absl::StrCat("llvm.br ^tilehead(", nextTile, ", ", flip, " : i64, i64)"));
+  w.label("^exit");
+  w.line("llvm.return");
+
+  g.llvmDialect = absl::StrCat("module {\n", smemGlobal, "  llvm.func @", g.entry, "(", params,
+                               ") attributes {nvvm.kernel} {\n", w.text, "  }\n}\n");
+  g.block = slices * groupsPerTile;
+  g.grid = std::clamp<int64_t>(tiles, 1, 132 * 8);
+  return g;
 }
 
 /// MLIR LLVM dialect text -> LLVM IR -> O3 -> PTX for `arch`.

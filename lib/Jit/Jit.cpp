@@ -90,6 +90,7 @@ struct Executable::Impl {
   std::string target;
   std::vector<TensorSpec> inputs, outputs;
   std::vector<KernelStats> kernels;
+  std::string function;
   std::vector<rt::Module> modules;
   std::vector<Step> steps;
   std::vector<Copy> copies;
@@ -190,6 +191,7 @@ Executable::~Executable() = default;
 const std::vector<TensorSpec> &Executable::inputs() const { return impl->inputs; }
 const std::vector<TensorSpec> &Executable::outputs() const { return impl->outputs; }
 const std::vector<KernelStats> &Executable::kernels() const { return impl->kernels; }
+const std::string &Executable::function() const { return impl->function; }
 const std::string &Executable::target() const { return impl->target; }
 
 absl::Status Executable::run(absl::Span<const rt::DeviceBuffer *const> in,
@@ -361,6 +363,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
 
   auto exec = std::make_unique<Executable::Impl>();
   exec->target = target;
+  exec->function = func->getSymName().str();
   for (Type t : func->getArgumentTypes()) {
     auto info = tensorTypeInfo(t);
     if (!info.ok())
@@ -393,9 +396,11 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
     auto ptx = kernel->getAttrOfType<StringAttr>("fusec.ptx");
     if (!ptx)
       return absl::UnimplementedError(absl::StrCat(
-          where(&op), " has no 'fusec.ptx': fusec generates code only for "
-                      "elementwise and row-reduction kernels yet (column "
-                      "reductions, matmuls and data movement come next)"));
+          where(&op), " has no 'fusec.ptx': fusec generates code for "
+                      "elementwise, movement and reduction kernels (over the "
+                      "leading or trailing dims), not yet for matmul, "
+                      "attention or reductions over middle dims; "
+                      "--fusec-codegen=\"remarks=true\" says why"));
     for (StringRef name : {"fusec.grid", "fusec.block"})
       if (auto d = dim3Attr(kernel, name); !d.ok())
         return d.status();

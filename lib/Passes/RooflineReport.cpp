@@ -5,6 +5,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace fusec {
@@ -57,6 +58,20 @@ public:
         for (Operation &op : func.getBody().front())
           if (isa<CostOpInterface>(op) && !op.hasTrait<OpTrait::ConstantLike>())
             emitRooflineRemark(&op, *loaded, "roofline");
+    }
+    if (!measured.empty()) {
+      auto buffer = llvm::MemoryBuffer::getFile(measured);
+      if (!buffer) {
+        mlir::emitError(module.getLoc()) << "fusec-roofline-report: cannot read '" << measured
+                           << "': " << buffer.getError().message();
+        return signalPassFailure();
+      }
+      auto applied = applyMeasurements(graphs, (*buffer)->getBuffer().str());
+      if (!applied.ok()) {
+        mlir::emitError(module.getLoc()) << "fusec-roofline-report: " << measured << ": "
+                           << std::string(applied.status().message());
+        return signalPassFailure();
+      }
     }
     std::string report = format == "json" ? formatReportJson(graphs, *loaded)
                                           : formatReportText(graphs, *loaded);

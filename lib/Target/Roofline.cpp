@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -287,6 +288,10 @@ std::string kernelJson(const KernelAnalysis &k, const std::string &function,
       ", \"sfu_ops\": ", k.cost.sfuOps, ", \"intensity\": ",
       num(k.cost.intensity()), ", \"bound\": \"", roofName(k.bound),
       "\", \"predicted_us\": ", num(k.predictedSeconds * 1e6));
+  if (k.measuredSeconds > 0)
+    absl::StrAppend(&s, ", \"measured_us\": ", num(k.measuredSeconds * 1e6),
+                    ", \"measured_over_predicted\": ",
+                    num(k.measuredSeconds / k.predictedSeconds));
   if (detailed) {
     absl::StrAppend(&s, ", \"launch_us\": ", num(k.launchSeconds * 1e6),
                     ", \"roof_us\": {");
@@ -401,13 +406,18 @@ std::string formatReportText(const std::vector<GraphAnalysis> &graphs,
                         std::isinf(h) ? std::string("-") : absl::StrFormat("%.3g", h));
       }
       absl::StrAppend(&s, absl::StrFormat(
-                              "  %-22s %4d %12s %12s %10s %9.3f %-6s %12s  %s\n",
+                              "  %-22s %4d %12s %12s %10s %9.3f %-6s %12s  %s",
                               k.name.substr(0, 22), k.ops,
                               human(static_cast<double>(k.cost.flops), ""),
                               human(static_cast<double>(k.cost.bytes()), "B"),
                               human(static_cast<double>(k.cost.sfuOps), ""),
                               k.cost.intensity(), roofName(k.bound),
                               micros(k.predictedSeconds), head));
+      if (k.measuredSeconds > 0)
+        absl::StrAppend(&s, absl::StrFormat("  measured %s (%.2fx predicted)",
+                                            micros(k.measuredSeconds),
+                                            k.measuredSeconds / k.predictedSeconds));
+      absl::StrAppend(&s, "\n");
     }
     auto line = [&](const char *what, const GraphTotals &t) {
       absl::StrAppend(&s, absl::StrFormat(
@@ -441,6 +451,8 @@ std::string formatRooflineSvg(const std::vector<GraphAnalysis> &graphs,
     xmin = std::min(xmin, std::pow(10, std::floor(std::log10(x))));
     xmax = std::max(xmax, std::pow(10, std::ceil(std::log10(x))));
     double y = k.cost.flops / k.predictedSeconds;
+    if (k.measuredSeconds > 0)
+      y = std::min(y, k.cost.flops / k.measuredSeconds);
     ymin = std::min(ymin, std::pow(10, std::floor(std::log10(y))));
   };
   for (const GraphAnalysis &g : graphs) {
@@ -562,11 +574,24 @@ std::string formatRooflineSvg(const std::vector<GraphAnalysis> &graphs,
     for (const KernelAnalysis &k : g.kernels) {
       double x = k.cost.intensity();
       if (x <= 0) {
-        noFlops.push_back(absl::StrCat(k.name, " (", roofName(k.bound), ", ",
-                                       micros(k.predictedSeconds), ")"));
+        noFlops.push_back(absl::StrCat(
+            k.name, " (", roofName(k.bound), ", ", micros(k.predictedSeconds),
+            k.measuredSeconds > 0
+                ? absl::StrCat(", measured ", micros(k.measuredSeconds))
+                : std::string(),
+            ")"));
         continue;
       }
       double px = X(x), py = Y(k.cost.flops / k.predictedSeconds);
+      if (k.measuredSeconds > 0) {
+        double my = Y(k.cost.flops / k.measuredSeconds);
+        absl::StrAppend(&s, absl::StrFormat(
+                                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"2 2\"/>"
+                                "<circle class=\"measured\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"white\" stroke=\"%s\" stroke-width=\"2\"><title>%s measured: %s, %.2fx predicted</title></circle>\n",
+                                px, py, px, my, color(k.bound), px, my, color(k.bound),
+                                esc(k.name), micros(k.measuredSeconds),
+                                k.measuredSeconds / k.predictedSeconds));
+      }
       absl::StrAppend(&s, absl::StrFormat(
                               "<circle class=\"kernel\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\"><title>%s: %s-bound, %s</title></circle>"
                               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%s</text>\n",
@@ -586,6 +611,11 @@ std::string formatRooflineSvg(const std::vector<GraphAnalysis> &graphs,
   absl::StrAppend(&s, absl::StrFormat(
                           "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#888\" fill-opacity=\"0.3\"/><text x=\"%.1f\" y=\"%.1f\">unfused op</text>\n",
                           lx, ly, lx + 12, ly + 4));
+  ly += 20;
+  absl::StrAppend(&s, absl::StrFormat(
+                          "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"white\" stroke=\"#333\" stroke-width=\"2\"/><text x=\"%.1f\" y=\"%.1f\">measured</text>\n",
+                          lx, ly, lx + 12, ly + 4));
+  // Kernel scatter also considers measured points for the y range.
   ly += 30;
   if (!noFlops.empty()) {
     absl::StrAppend(&s, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\">no FLOPs (data movement):</text>\n", lx - 6, ly));
@@ -596,6 +626,80 @@ std::string formatRooflineSvg(const std::vector<GraphAnalysis> &graphs,
     }
   }
   return s + "</svg>\n";
+}
+
+absl::StatusOr<int> applyMeasurements(std::vector<GraphAnalysis> &graphs,
+                                      const std::string &json) {
+  auto parsed = llvm::json::parse(json);
+  if (!parsed)
+    return absl::InvalidArgumentError(
+        "measurements: " + llvm::toString(parsed.takeError()));
+  int applied = 0;
+  auto apply = [&](llvm::StringRef function, std::optional<llvm::StringRef> kernel,
+                   double ms) -> absl::Status {
+    if (!(ms > 0))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "measurements: @", function.str(), ": median_ms must be positive"));
+    bool found = false;
+    for (GraphAnalysis &g : graphs) {
+      if (g.function != function)
+        continue;
+      found = true;
+      if (!kernel) {
+        if (g.kernels.size() != 1)
+          return absl::InvalidArgumentError(absl::StrCat(
+              "measurements: @", function.str(), " has ", g.kernels.size(),
+              " kernels; say which (\"kernel\")"));
+        g.kernels[0].measuredSeconds = ms * 1e-3;
+        ++applied;
+        return absl::OkStatus();
+      }
+      for (KernelAnalysis &k : g.kernels)
+        if (k.name == *kernel) {
+          k.measuredSeconds = ms * 1e-3;
+          ++applied;
+          return absl::OkStatus();
+        }
+    }
+    if (!found)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "measurements: no function @", function.str(), " in the graphs"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "measurements: no kernel '", kernel->str(), "' in @", function.str()));
+  };
+  auto entry = [&](const llvm::json::Value &v) -> absl::Status {
+    const llvm::json::Object *o = v.getAsObject();
+    if (!o)
+      return absl::InvalidArgumentError("measurements: an entry is not an object");
+    auto function = o->getString("function");
+    if (!function)
+      return absl::InvalidArgumentError("measurements: an entry has no \"function\"");
+    if (const llvm::json::Array *kernels = o->getArray("kernels")) {
+      for (const llvm::json::Value &k : *kernels) {
+        const llvm::json::Object *ko = k.getAsObject();
+        auto name = ko ? ko->getString("name") : std::nullopt;
+        auto ms = ko ? ko->getNumber("median_ms") : std::nullopt;
+        if (!name || !ms)
+          return absl::InvalidArgumentError(
+              "measurements: a kernel needs \"name\" and \"median_ms\"");
+        if (absl::Status st = apply(*function, *name, *ms); !st.ok())
+          return st;
+      }
+      return absl::OkStatus();
+    }
+    auto ms = o->getNumber("median_ms");
+    if (!ms)
+      return absl::InvalidArgumentError("measurements: an entry has no \"median_ms\"");
+    return apply(*function, o->getString("kernel"), *ms);
+  };
+  if (const llvm::json::Array *list = parsed->getAsArray()) {
+    for (const llvm::json::Value &v : *list)
+      if (absl::Status st = entry(v); !st.ok())
+        return st;
+  } else if (absl::Status st = entry(*parsed); !st.ok()) {
+    return st;
+  }
+  return applied;
 }
 
 std::optional<Target> loadTargetFor(Operation *op, llvm::StringRef pass,

@@ -19,6 +19,7 @@ config.substitutions.append(("%python", sys.executable))
 # %fusec-run-each PIPELINE: fusec-run --verify-pipeline on every example graph.
 _graphs = " ".join(os.path.join(config.fusec_src_root, g) for g in [
     "examples/transformer_block.mlir",
+    "examples/memory_bound.mlir",
     "test/lit/Passes/Inputs/composites.mlir",
     "test/lit/Dialect/Inputs/foldable.mlir",
     "test/lit/Passes/fuse.mlir",

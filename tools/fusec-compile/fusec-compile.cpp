@@ -162,8 +162,8 @@ int main(int argc, char **argv) {
     });
     if (!missing.empty())
       return fail("--emit=ptx: no code generation yet for kernel(s) " + missing +
-                  " (fusec generates elementwise and row-reduction kernels only; "
-                  "--emit=kernels shows them)");
+                  " (fusec generates elementwise, movement and reduction kernels; "
+                  "matmul and attention come later; --emit=kernels shows them)");
     output->keep();
     return 0;
   }

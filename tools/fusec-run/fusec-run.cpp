@@ -285,7 +285,8 @@ int runOnGpu(const std::string &text,
   }
   auto info = fusec::rt::deviceInfo();
   if (json) {
-    llvm::outs() << "{\"mode\": \"gpu\", \"device\": \""
+    llvm::outs() << "{\"mode\": \"gpu\", \"function\": \"" << (*exec)->function()
+                 << "\", \"device\": \""
                  << (info.ok() ? info->name : "?") << "\", \"target\": \""
                  << (*exec)->target() << "\", \"seed\": " << seed.getValue()
                  << ", \"warmup\": " << warmup.getValue()

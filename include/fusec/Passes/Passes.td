@@ -69,6 +69,10 @@ def RooflineReport : Pass<"fusec-roofline-report", "::mlir::ModuleOp"> {
            "Also write a roofline plot as SVG to this path">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark at each kernel with its roofline numbers">,
+    Option<"measured", "measured", "std::string", /*default=*/"\"\"",
+           "Measured kernel times to report beside the predictions: a JSON "
+           "file as `fusec-run --json` prints (or an array of those, or of "
+           "{function, kernel, median_ms})">,
   ];
 }
 

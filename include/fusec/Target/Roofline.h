@@ -23,6 +23,8 @@
 #include "fusec/IR/Cost.h"
 #include "fusec/Target/Target.h"
 
+#include "absl/status/statusor.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
@@ -55,6 +57,7 @@ struct KernelAnalysis {
   double launchSeconds = 0;
   Roof bound = Roof::Hbm;
   double predictedSeconds = 0; ///< max of the roofs + launch
+  double measuredSeconds = 0;  ///< a measured time, if one was given (else 0)
 
   double roofSeconds(Roof r) const;
   /// How many times `r`'s work could grow before it binds (inf if none).
@@ -88,6 +91,15 @@ struct GraphAnalysis {
 /// graph unfused (every op inside a kernel pulled out as its own kernel).
 /// Zero-cost ops (constants, reshapes) are not kernels.
 GraphAnalysis analyzeFunction(mlir::func::FuncOp func, const Target &target);
+
+/// Attaches measured kernel times to the analyses. `json` is what
+/// `fusec-run --json` prints for a GPU run (an object with "function" and
+/// "kernels": [{"name", "median_ms"}]), or an array of such objects, or an
+/// array of {"function", "kernel" (optional when the function has one
+/// kernel), "median_ms"}. Returns how many kernels got a time; an error for
+/// malformed JSON or a measurement that names no kernel of the graphs.
+absl::StatusOr<int> applyMeasurements(std::vector<GraphAnalysis> &graphs,
+                                      const std::string &json);
 
 std::string formatReportJson(const std::vector<GraphAnalysis> &graphs,
                              const Target &target);

@@ -7,6 +7,20 @@
 // RUN: fusec-opt %S/Inputs/seeds.mlir --fusec-roofline-report="target=b200" -o /dev/null | FileCheck %s --check-prefix=TEXT
 // Remarks at each kernel:
 // RUN: fusec-opt %s --fusec-roofline-report="target=b200 remarks=true output=%t.txt" -verify-diagnostics -o /dev/null
+// Measured times beside the predictions (the form `fusec-run --json` prints,
+// and the list form), in the text, the JSON (ratio = measured / predicted)
+// and the plot (a hollow point per measured kernel):
+// RUN: printf '[{"function": "chain_fused", "kernel": "chain", "median_ms": 0.01}, {"function": "vector_add", "kernels": [{"name": "fusec.add", "median_ms": 0.004}]}]' > %t.measured.json
+// RUN: fusec-opt %S/Inputs/seeds.mlir --fusec-roofline-report="target=b200 measured=%t.measured.json" -o /dev/null | FileCheck %s --check-prefix=MEASURED
+// RUN: fusec-opt %S/Inputs/seeds.mlir --fusec-roofline-report="target=b200 format=json output=%t.m.json svg=%t.m.svg measured=%t.measured.json" -o /dev/null
+// RUN: %python -c "import json,sys; ks=[k for k in json.load(open(sys.argv[1]))['kernels'] if 'measured_us' in k]; assert [(k['function'], k['measured_us']) for k in ks] == [('vector_add', 4.0), ('chain_fused', 10.0)], ks; assert all(abs(k['measured_over_predicted'] - k['measured_us'] / k['predicted_us']) < 1e-9 for k in ks); print('measured ok')" %t.m.json | FileCheck %s --check-prefix=MJSON
+// RUN: grep -c 'class="measured"' %t.m.svg | FileCheck %s --check-prefix=MSVG
+// MEASURED-LABEL: @vector_add
+// MEASURED: fusec.add {{.*}} measured 4.000 us (1.12x predicted)
+// MEASURED-LABEL: @chain_fused
+// MEASURED: chain {{.*}} measured 10.000 us (2.80x predicted)
+// MJSON: measured ok
+// MSVG: 2
 // The IR is unchanged:
 // RUN: fusec-opt %s --fusec-roofline-report="output=%t.txt" | FileCheck %s --check-prefix=IR
 

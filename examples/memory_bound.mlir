@@ -1,0 +1,87 @@
+// Memory-bound graphs of every kind fusec generates code for: elementwise
+// and broadcast, reductions over trailing dims (rows) and leading dims
+// (columns), and data movement. Odd sizes on purpose (tails, partial tiles).
+//
+//   fusec-run examples/memory_bound.mlir --function=col_center           (GPU)
+//   fusec-run examples/memory_bound.mlir --function=col_center --reference
+
+func.func @bias_gelu(%x: tensor<1000x37xbf16>, %b: tensor<37xbf16>) -> tensor<1000x37xbf16> {
+  %bb = fusec.broadcast %b dims [1] : tensor<37xbf16> -> tensor<1000x37xbf16>
+  %0 = fusec.add %x, %bb : tensor<1000x37xbf16>
+  %1 = fusec.gelu %0 {tanh} : tensor<1000x37xbf16>
+  return %1 : tensor<1000x37xbf16>
+}
+
+func.func @layer_norm(%x: tensor<33x3000xbf16>, %g: tensor<3000xbf16>, %b: tensor<3000xbf16>) -> tensor<33x3000xbf16> {
+  %0 = fusec.layer_norm %x, %g, %b : (tensor<33x3000xbf16>, tensor<3000xbf16>, tensor<3000xbf16>) -> tensor<33x3000xbf16>
+  return %0 : tensor<33x3000xbf16>
+}
+
+func.func @softmax_rows(%x: tensor<17x1000xf32>) -> (tensor<17x1000xf32>, tensor<17xf32>) {
+  %0 = fusec.softmax %x dim 1 : tensor<17x1000xf32>
+  %1 = fusec.reduce max %x dims [1] : tensor<17x1000xf32> -> tensor<17xf32>
+  return %0, %1 : tensor<17x1000xf32>, tensor<17xf32>
+}
+
+func.func @column_sum(%x: tensor<64x256xf32>) -> tensor<256xf32> {
+  %0 = fusec.reduce sum %x dims [0] : tensor<64x256xf32> -> tensor<256xf32>
+  return %0 : tensor<256xf32>
+}
+
+func.func @col_center(%x: tensor<1000x24xbf16>) -> tensor<1000x24xbf16> {
+  %m = fusec.reduce mean %x dims [0] : tensor<1000x24xbf16> -> tensor<24xbf16>
+  %b = fusec.broadcast %m dims [1] : tensor<24xbf16> -> tensor<1000x24xbf16>
+  %0 = fusec.sub %x, %b : tensor<1000x24xbf16>
+  return %0 : tensor<1000x24xbf16>
+}
+
+func.func @col_stats(%x: tensor<8x16x33xf32>) -> (tensor<33xf32>, tensor<33xf32>) {
+  %0 = fusec.reduce max %x dims [0, 1] : tensor<8x16x33xf32> -> tensor<33xf32>
+  %1 = fusec.reduce sum %x dims [0, 1] : tensor<8x16x33xf32> -> tensor<33xf32>
+  return %0, %1 : tensor<33xf32>, tensor<33xf32>
+}
+
+func.func @col_var(%x: tensor<777x40xf32>) -> tensor<40xf32> {
+  %m = fusec.reduce mean %x dims [0] : tensor<777x40xf32> -> tensor<40xf32>
+  %b = fusec.broadcast %m dims [1] : tensor<40xf32> -> tensor<777x40xf32>
+  %d = fusec.sub %x, %b : tensor<777x40xf32>
+  %s = fusec.mul %d, %d : tensor<777x40xf32>
+  %v = fusec.reduce mean %s dims [0] : tensor<777x40xf32> -> tensor<40xf32>
+  return %v : tensor<40xf32>
+}
+
+func.func @transpose_add(%x: tensor<64x48xf32>, %y: tensor<48x64xf32>) -> tensor<48x64xf32> {
+  %t = fusec.transpose %x perm [1, 0] : tensor<64x48xf32> -> tensor<48x64xf32>
+  %0 = fusec.add %t, %y : tensor<48x64xf32>
+  return %0 : tensor<48x64xf32>
+}
+
+func.func @square_transpose(%x: tensor<32x32xbf16>) -> tensor<32x32xbf16> {
+  %t = fusec.transpose %x perm [1, 0] : tensor<32x32xbf16> -> tensor<32x32xbf16>
+  %0 = fusec.add %t, %x : tensor<32x32xbf16>
+  return %0 : tensor<32x32xbf16>
+}
+
+func.func @transpose3d(%x: tensor<5x6x7xf16>) -> tensor<7x5x6xf16> {
+  %t = fusec.transpose %x perm [2, 0, 1] : tensor<5x6x7xf16> -> tensor<7x5x6xf16>
+  return %t : tensor<7x5x6xf16>
+}
+
+func.func @slice_concat(%a: tensor<10x20xf32>, %b: tensor<10x7xf32>) -> tensor<10x17xf32> {
+  %s = fusec.slice %a offsets [0, 3] strides [1, 2] : tensor<10x20xf32> -> tensor<10x8xf32>
+  %e = fusec.exp %s : tensor<10x8xf32>
+  %c = fusec.concat %e, %b, %s dim 1 : (tensor<10x8xf32>, tensor<10x7xf32>, tensor<10x8xf32>) -> tensor<10x23xf32>
+  %r = fusec.slice %c offsets [0, 2] strides [1, 1] : tensor<10x23xf32> -> tensor<10x17xf32>
+  return %r : tensor<10x17xf32>
+}
+
+func.func @embed(%t: tensor<100x16xbf16>, %ids: tensor<4x9xi32>) -> tensor<4x9x16xbf16> {
+  %e = fusec.gather %t[%ids] axis 0 : (tensor<100x16xbf16>, tensor<4x9xi32>) -> tensor<4x9x16xbf16>
+  return %e : tensor<4x9x16xbf16>
+}
+
+func.func @reshape_mul(%x: tensor<6x10xf32>, %y: tensor<60xf32>) -> tensor<60xf32> {
+  %r = fusec.reshape %x : tensor<6x10xf32> -> tensor<60xf32>
+  %0 = fusec.mul %r, %y : tensor<60xf32>
+  return %0 : tensor<60xf32>
+}
