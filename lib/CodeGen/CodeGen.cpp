@@ -995,7 +995,137 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runRows() {
   memo.clear();
   rowTotals.clear();
 
-  for (auto [k, r] : llvm::enumerate(reductions)) {
+  // Pairs of reductions that one pass computes: softmax's max and sum of
+  // exp(x - max) (online softmax: a running max, the sum rescaled when it
+  // rises), and layer_norm's mean and mean of squared deviations (Welford,
+  // combined across lanes with Chan's formula). Rows that stream read the
+  // input once per remaining pass.
+  auto subOfRow = [&](Value v, ReduceOp r) -> Value {
+    auto sub = v.getDefiningOp<SubOp>();
+    if (!sub || !getElementTypeOrSelf(sub.getType()).isF32())
+      return {};
+    auto b = sub.getRhs().getDefiningOp<BroadcastOp>();
+    if (!b || b.getInput() != r.getResult())
+      return {};
+    return sub.getLhs();
+  };
+  auto pairKind = [&](size_t k) -> int { // 0: none, 1: online softmax, 2: Welford
+    if (k + 1 >= reductions.size())
+      return 0;
+    ReduceOp a = reductions[k], b = reductions[k + 1];
+    if (!getElementTypeOrSelf(a.getType()).isF32() || !getElementTypeOrSelf(b.getType()).isF32())
+      return 0;
+    if (a.getKind() == ReduceKind::max && b.getKind() == ReduceKind::sum)
+      if (auto e = b.getInput().getDefiningOp<ExpOp>())
+        if (getElementTypeOrSelf(e.getType()).isF32() &&
+            subOfRow(e->getOperand(0), a) == a.getInput())
+          return 1;
+    if (a.getKind() == ReduceKind::mean && b.getKind() == ReduceKind::mean)
+      if (auto m = b.getInput().getDefiningOp<MulOp>())
+        if (getElementTypeOrSelf(m.getType()).isF32() && m.getLhs() == m.getRhs() &&
+            subOfRow(m.getLhs(), a) == a.getInput())
+          return 2;
+    return 0;
+  };
+  const double log2e = 1.4426950408889634;
+  auto ex2 = [&](const std::string &x) { return w.ptxUnary("ex2.approx.ftz.f32", x); };
+  auto sel = [&](const std::string &c, const std::string &a, const std::string &b) {
+    return w.def(absl::StrCat("llvm.select ", c, ", ", a, ", ", b, " : i1, f32"));
+  };
+  auto feq = [&](const std::string &a, const std::string &b) {
+    return w.def(absl::StrCat("llvm.fcmp \"oeq\" ", a, ", ", b, " : f32"));
+  };
+  // exp(a - b), exactly 1 when a == b (so -inf - -inf is no NaN).
+  auto expDiff = [&](const std::string &a, const std::string &b) {
+    return sel(feq(a, b), w.constF32(1),
+               ex2(w.f("fmul", w.f("fsub", a, b), w.constF32(log2e))));
+  };
+  for (size_t k = 0; k < reductions.size(); ++k) {
+    if (int pair = pairKind(k)) {
+      ReduceOp a = reductions[k], b = reductions[k + 1];
+      std::vector<std::string> init =
+          pair == 1 ? std::vector<std::string>{w.def("llvm.mlir.constant(0xFF800000 : f32) : f32"),
+                                               w.constF32(0)}
+                    : std::vector<std::string>{w.constF32(0), w.constF32(0), w.constF32(0)};
+      // update(state, x) and combine(state, state), both over f32 values.
+      auto update = [&](const std::vector<std::string> &st, const std::string &x) {
+        if (pair == 1) {
+          std::string m = w.intr("maximum", {st[0], x}, "f32");
+          std::string s2 = w.f("fadd", w.f("fmul", st[1], expDiff(st[0], m)), expDiff(x, m));
+          return std::vector<std::string>{m, s2};
+        }
+        std::string n = w.f("fadd", st[0], w.constF32(1));
+        std::string d = w.f("fsub", x, st[1]);
+        std::string mean = w.f("fadd", st[1], w.f("fdiv", d, n));
+        std::string m2 = w.f("fadd", st[2], w.f("fmul", d, w.f("fsub", x, mean)));
+        return std::vector<std::string>{n, mean, m2};
+      };
+      auto combine2 = [&](const std::vector<std::string> &p, const std::vector<std::string> &q) {
+        if (pair == 1) {
+          std::string m = w.intr("maximum", {p[0], q[0]}, "f32");
+          std::string s2 = w.f("fadd", w.f("fmul", p[1], expDiff(p[0], m)),
+                               w.f("fmul", q[1], expDiff(q[0], m)));
+          return std::vector<std::string>{m, s2};
+        }
+        std::string n = w.f("fadd", p[0], q[0]);
+        std::string empty = feq(n, w.constF32(0));
+        std::string safeN = sel(empty, w.constF32(1), n);
+        std::string d = w.f("fsub", q[1], p[1]);
+        std::string mean = w.f("fadd", p[1], w.f("fmul", d, w.f("fdiv", q[0], safeN)));
+        std::string m2 = w.f("fadd", w.f("fadd", p[2], q[2]),
+                             w.f("fmul", w.f("fmul", d, d),
+                                 w.f("fdiv", w.f("fmul", p[0], q[0]), safeN)));
+        return std::vector<std::string>{n, sel(empty, w.constF32(0), mean),
+                                        sel(empty, w.constF32(0), m2)};
+      };
+      std::string head = absl::StrCat("^pair", k), bodyLabel = absl::StrCat("^pairbody", k),
+                  exit = absl::StrCat("^pairexit", k);
+      std::string col = absl::StrCat("%pcol", k);
+      std::vector<std::string> st;
+      std::string types = "i64", argDecl = col + ": i64", initList = lane;
+      for (size_t i = 0; i < init.size(); ++i) {
+        st.push_back(absl::StrCat("%pst", k, "_", i));
+        absl::StrAppend(&types, ", f32");
+        absl::StrAppend(&argDecl, ", ", st.back(), ": f32");
+        absl::StrAppend(&initList, ", ", init[i]);
+      }
+      w.line(absl::StrCat("llvm.br ", head, "(", initList, " : ", types, ")"));
+      w.label(absl::StrCat(head, "(", argDecl, ")"));
+      std::string inRow = w.def(absl::StrCat("llvm.icmp \"ult\" ", col, ", ", length, " : i64"));
+      w.line(absl::StrCat("llvm.cond_br ", inRow, ", ", bodyLabel, ", ", exit));
+      w.label(bodyLabel);
+      openScope();
+      std::string idx = w.def(absl::StrCat("llvm.add ", rowBase, ", ", col, " : i64"));
+      auto x = eval(a.getInput(), idx, 0);
+      if (!x.ok())
+        return x.status();
+      std::vector<std::string> next = update(st, *x);
+      closeScope();
+      std::string col2 = w.def(absl::StrCat("llvm.add ", col, ", ", thirtyTwo, " : i64"));
+      std::string nextList = col2;
+      for (auto &v : next)
+        absl::StrAppend(&nextList, ", ", v);
+      w.line(absl::StrCat("llvm.br ", head, "(", nextList, " : ", types, ")"));
+      w.label(exit);
+      std::vector<std::string> total = st;
+      for (int offset : {16, 8, 4, 2, 1}) {
+        std::vector<std::string> other;
+        for (auto &v : total)
+          other.push_back(w.def(absl::StrCat("nvvm.shfl.sync bfly ", mask, ", ", v, ", ",
+                                             i32(offset), ", ", clamp, " : f32 -> f32")));
+        total = combine2(total, other);
+      }
+      if (pair == 1) {
+        rowTotals[a.getResult()] = total[0];
+        rowTotals[b.getResult()] = total[1];
+      } else {
+        rowTotals[a.getResult()] = total[1];
+        rowTotals[b.getResult()] = w.f("fdiv", total[2], w.constF32(static_cast<double>(rowLength)));
+      }
+      ++k;
+      continue;
+    }
+    ReduceOp r = reductions[k];
     ReduceKind kind = r.getKind();
     std::string init =
         kind == ReduceKind::max   ? w.def("llvm.mlir.constant(0xFF800000 : f32) : f32")
@@ -1477,13 +1607,18 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
   if (columns % vector != 0)
     vector = 1;
   const int64_t slices = 8, groupsPerTile = 32;
-  int64_t groups = (columns + vector - 1) / vector;
-  int64_t tiles = (groups + groupsPerTile - 1) / groupsPerTile;
   int64_t numReductions = static_cast<int64_t>(reductions.size());
-  int64_t regionFloats = slices * groupsPerTile * vector;
-  if (2 * numReductions * regionFloats * 4 > 40 * 1024)
+  // Partials are f64 (sums accumulate in f64: a thread adds rows/8 values
+  // in sequence, too many for f32 against an f64 reference); narrower
+  // vectors when the partials would pass 40 KiB of shared memory.
+  while (vector > 1 && 2 * numReductions * slices * groupsPerTile * vector * 8 > 40 * 1024)
+    vector /= 2;
+  if (2 * numReductions * slices * groupsPerTile * vector * 8 > 40 * 1024)
     return unimplemented(kernel, "a column kernel with this many reductions "
                                  "(their partials exceed 40 KiB of shared memory)");
+  int64_t groups = (columns + vector - 1) / vector;
+  int64_t tiles = (groups + groupsPerTile - 1) / groupsPerTile;
+  int64_t regionFloats = slices * groupsPerTile * vector;
 
   GeneratedKernel g;
   g.entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
@@ -1517,7 +1652,7 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
   std::string partials = w.def("llvm.mlir.addressof @__fusec_partials : !llvm.ptr<3>");
   std::string smemGlobal = absl::StrCat(
       "  llvm.mlir.global internal @__fusec_partials() {addr_space = 3 : i32, "
-      "alignment = 16 : i64} : !llvm.array<", 2 * numReductions * regionFloats, " x f32>\n");
+      "alignment = 16 : i64} : !llvm.array<", 2 * numReductions * regionFloats, " x f64>\n");
   std::string colCount = w.constI64(columns), rowCount = w.constI64(reducedRows);
   std::string step = w.constI64(slices);
   w.line(absl::StrCat("llvm.br ^tilehead(", ctaid, ", ", w.constI64(0), " : i64, i64)"));
@@ -1558,30 +1693,35 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
 
   for (auto [k, r] : llvm::enumerate(reductions)) {
     ReduceKind kind = r.getKind();
+    bool wide = kind == ReduceKind::sum || kind == ReduceKind::mean;
+    std::string acct = wide ? "f64" : "f32";
     std::string identity =
         kind == ReduceKind::max   ? w.def("llvm.mlir.constant(0xFF800000 : f32) : f32")
         : kind == ReduceKind::min ? w.def("llvm.mlir.constant(0x7F800000 : f32) : f32")
-                                  : w.constF32(0);
+                                  : w.def("llvm.mlir.constant(0.0 : f64) : f64");
+    auto widen = [&](const std::string &v) {
+      return wide ? w.def(absl::StrCat("llvm.fpext ", v, " : f32 to f64")) : v;
+    };
     auto combine = [&](const std::string &a, const std::string &b) {
       if (kind == ReduceKind::max)
         return w.intr("maximum", {a, b}, "f32");
       if (kind == ReduceKind::min)
         return w.intr("minimum", {a, b}, "f32");
-      return w.f("fadd", a, b);
+      return w.def(absl::StrCat("llvm.fadd ", a, ", ", b, " : f64"));
     };
     std::string head = absl::StrCat("^red", k), bodyLabel = absl::StrCat("^redbody", k),
                 exit = absl::StrCat("^redexit", k);
     std::string argList, argTypes, exitArgs;
     for (int64_t l = 0; l < vector; ++l) {
       absl::StrAppend(&argList, ", ", identity);
-      absl::StrAppend(&argTypes, ", f32");
+      absl::StrAppend(&argTypes, ", ", acct);
     }
     w.line(absl::StrCat("llvm.br ", head, "(", y, argList, " : i64", argTypes, ")"));
     std::string headArgs = absl::StrCat("%r", k, ": i64");
     std::vector<std::string> acc;
     for (int64_t l = 0; l < vector; ++l) {
       acc.push_back(absl::StrCat("%acc", k, "_", l));
-      absl::StrAppend(&headArgs, ", ", acc.back(), ": f32");
+      absl::StrAppend(&headArgs, ", ", acc.back(), ": ", acct);
     }
     w.label(absl::StrCat(head, "(", headArgs, ")"));
     std::string inRange = w.def(absl::StrCat("llvm.icmp \"ult\" %r", k, ", ", rowCount, " : i64"));
@@ -1599,7 +1739,7 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
       return vals.status();
     std::string nextArgs;
     for (int64_t l = 0; l < vector; ++l)
-      absl::StrAppend(&nextArgs, ", ", combine(acc[l], (*vals)[l]));
+      absl::StrAppend(&nextArgs, ", ", combine(acc[l], widen((*vals)[l])));
     closeScope();
     std::string r2 = i64op("add", absl::StrCat("%r", k), step);
     w.line(absl::StrCat("llvm.br ", head, "(", r2, nextArgs, " : i64", argTypes, ")"));
@@ -1617,20 +1757,30 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
                                                w.constI64(vector)),
                                   w.constI64(l)));
       return w.def(absl::StrCat("llvm.getelementptr ", partials, "[", i,
-                                "] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, f32"));
+                                "] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, f64"));
     };
     for (int64_t l = 0; l < vector; ++l)
-      w.line(absl::StrCat("llvm.store ", acc[l], ", ", slot(y, l), " : f32, !llvm.ptr<3>"));
+      w.line(absl::StrCat("llvm.store ",
+                          wide ? acc[l] : w.def(absl::StrCat("llvm.fpext ", acc[l], " : f32 to f64")),
+                          ", ", slot(y, l), " : f64, !llvm.ptr<3>"));
     w.line("nvvm.barrier0");
     for (int64_t l = 0; l < vector; ++l) {
       std::string total;
       for (int64_t sIdx = 0; sIdx < slices; ++sIdx) {
         std::string v = w.def(absl::StrCat("llvm.load ", slot(w.constI64(sIdx), l),
-                                           " : !llvm.ptr<3> -> f32"));
+                                           " : !llvm.ptr<3> -> f64"));
+        if (!wide)
+          v = w.def(absl::StrCat("llvm.fptrunc ", v, " : f64 to f32"));
         total = total.empty() ? v : combine(total, v);
       }
       if (kind == ReduceKind::mean)
-        total = w.f("fdiv", total, w.constF32(static_cast<double>(reducedRows)));
+        total = w.def(absl::StrCat("llvm.fdiv ", total, ", ",
+                                   w.def(absl::StrCat("llvm.mlir.constant(",
+                                                      absl::StrFormat("%.17e", static_cast<double>(reducedRows)),
+                                                      " : f64) : f64")),
+                                   " : f64"));
+      if (wide)
+        total = w.def(absl::StrCat("llvm.fptrunc ", total, " : f64 to f32"));
       columnTotals[{r.getResult(), static_cast<int>(l)}] = roundTo(total, r.getType());
     }
   }

@@ -334,7 +334,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
   // outside a kernel, then code generation for kernels without PTX.
   bool needsPipeline = false, needsCodegen = false;
   for (Operation &op : func->getBody().front()) {
-    if (isa<func::ReturnOp, ConstantOp>(op))
+    if (isa<func::ReturnOp, ConstantOp, ReshapeOp>(op))
       continue;
     if (auto k = dyn_cast<KernelOp>(op))
       needsCodegen |= !k->hasAttr("fusec.ptx");
@@ -385,7 +385,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
   for (Operation &op : func->getBody().front()) {
     if (&op == terminator)
       continue;
-    if (isa<ConstantOp>(op))
+    if (isa<ConstantOp, ReshapeOp>(op))
       continue;
     auto kernel = dyn_cast<KernelOp>(op);
     if (!kernel)
@@ -463,6 +463,11 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
           !st.ok())
         return st;
       slotOf[c.getResult()] = *slot;
+      continue;
+    }
+    if (auto r = dyn_cast<ReshapeOp>(op)) {
+      // Row-major: a reshape is a view of the same bytes.
+      slotOf[r.getResult()] = slotOf.lookup(r.getInput());
       continue;
     }
     auto kernel = cast<KernelOp>(op);

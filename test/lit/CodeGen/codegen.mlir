@@ -142,9 +142,17 @@ func.func @softmax_cta(%x: tensor<16x8192xbf16>) -> tensor<16x8192xbf16> {
   return %0 : tensor<16x8192xbf16>
 }
 
-// Rows of 50304 f32 do not fit in registers: a warp streams each row, one
-// pass per reduction.
+// Rows of 50304 f32 do not fit in registers: a warp streams each row. The
+// max and the sum of exp(x - max) come from one pass (online softmax: two
+// values a lane, combined across the warp), the outputs from a second: two
+// reads of the row, not three.
 // REMARK: remark: generated 'k0_reduce_div' for sm_90a: row_stream, grid 1 x block 256
+// RUN: FileCheck %s --check-prefix=LONG < %t/on/softmax_long.k0_reduce_div.ptx
+// LONG-COUNT-2: ld.global
+// LONG-NOT: ld.global
+// RUN: FileCheck %s --check-prefix=LONGSHFL < %t/on/softmax_long.k0_reduce_div.ptx
+// LONGSHFL-COUNT-10: shfl.sync.bfly.b32
+// LONGSHFL-NOT: shfl.sync
 func.func @softmax_long(%x: tensor<2x50304xf32>) -> tensor<2x50304xf32> {
   %0 = fusec.softmax %x dim 1 : tensor<2x50304xf32>
   return %0 : tensor<2x50304xf32>

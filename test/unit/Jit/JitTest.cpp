@@ -157,9 +157,9 @@ TEST(Jit, ModulesCompileLikeTextAndKeepLocations) {
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
-    func.func @f(%a: tensor<4x8xf32>) -> tensor<8xf32> {
-      %0 = fusec.reduce max %a dims [0] : tensor<4x8xf32> -> tensor<8xf32>
-      return %0 : tensor<8xf32>
+    func.func @f(%a: tensor<4x8x2xf32>) -> tensor<4x2xf32> {
+      %0 = fusec.reduce max %a dims [1] : tensor<4x8x2xf32> -> tensor<4x2xf32>
+      return %0 : tensor<4x2xf32>
     })mlir",
                                                         &context, "built.mlir");
   ASSERT_TRUE(module);
