@@ -1,11 +1,12 @@
 //===- CodeGen.h - fusec.kernel to PTX --------------------------*- C++ -*-===//
 //
 // Lowers a fusec.kernel to a kernel in MLIR's LLVM and NVVM dialects, then
-// through LLVM's NVPTX backend to PTX. Today: kernels whose iteration space is
-// one shape (elementwise ops, broadcasts, casts, splat constants, several
-// outputs), in f32, bf16, f16, i32, i64 and i1; and float reductions over the
-// trailing dimensions (a warp per row). Column reductions, matmuls and data
-// movement are not generated yet.
+// through LLVM's NVPTX backend to PTX, in f32, bf16, f16, i32, i64 and i1:
+// elementwise and broadcast kernels with several outputs, movement (reshape,
+// transpose, slice, concat, gather as index maps), float reductions over the
+// trailing dims (the row held in registers, or streamed with online softmax
+// and Welford) and over the leading dims (columns). Matmul, attention,
+// reductions over middle dims and fp8 are refused with kUnimplemented.
 //
 //===----------------------------------------------------------------------===//
 
