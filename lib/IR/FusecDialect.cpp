@@ -490,6 +490,27 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType() &&
       llvm::equal(getDims(), llvm::seq<int64_t>(0, getType().getRank())))
     return getInput();
+  // broadcast(reshape(x)) -> broadcast(x) when the reshape only adds or
+  // drops size-1 dims and x has none (keepdims reductions, as ONNX writes
+  // them): the reshape would otherwise sit between a reduction and its
+  // consumers and split the kernel.
+  if (auto r = getInput().getDefiningOp<ReshapeOp>()) {
+    auto src = cast<RankedTensorType>(r.getInput().getType()).getShape();
+    auto mid = cast<RankedTensorType>(r.getType()).getShape();
+    if (llvm::is_contained(src, 1))
+      return {};
+    SmallVector<int64_t> nonUnit, dims;
+    for (auto [j, d] : llvm::enumerate(mid))
+      if (d != 1) {
+        nonUnit.push_back(d);
+        dims.push_back(getDims()[j]);
+      }
+    if (ArrayRef<int64_t>(nonUnit) != src)
+      return {};
+    getInputMutable().assign(r.getInput());
+    setDims(dims);
+    return getResult();
+  }
   return {};
 }
 

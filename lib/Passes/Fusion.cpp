@@ -115,7 +115,7 @@ private:
   std::optional<Group> tryMerge(const Group &a, const Group &b,
                                 bool vertical) const;
   bool reaches(int from, int to, int skipDirect) const;
-  SmallVector<int> successors(const Group &g) const;
+  SmallVector<int> successors(const Group &g, SmallVectorImpl<int> *viaFree = nullptr) const;
   void pushCandidates(int g);
   void applyMerges(size_t count);
 
@@ -200,25 +200,36 @@ double Fuser::seconds(const Group &g) const {
   return std::max({hbm, g.fp32, g.tensor, g.sfu}) + target.launchSeconds();
 }
 
-SmallVector<int> Fuser::successors(const Group &g) const {
+SmallVector<int> Fuser::successors(const Group &g, SmallVectorImpl<int> *viaFree) const {
   SmallVector<int> out;
-  for (Value v : g.outputs)
+  // Free ops (reshapes) stay outside every group: they pass the dependence
+  // on to their users, through chains of them. A group reached only through
+  // one is listed in `viaFree` too: merging with it would put the free op
+  // between two parts of one kernel (a cycle).
+  SmallVector<Value, 8> work(g.outputs.begin(), g.outputs.end());
+  llvm::DenseSet<Operation *> seenFree;
+  SmallVector<bool, 8> isFreePath(work.size(), false);
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    bool throughFree = isFreePath.pop_back_val();
     for (Operation *user : v.getUsers()) {
       int ug = groupOfOp(user);
-      if (ug < 0 || ug == g.id) {
-        // A free op (reshape) passes the dependence on to its users.
-        if (ug < 0 && opIndex.count(user) && kindOf(user) == Kind::Free)
-          for (Value r : user->getResults())
-            for (Operation *u2 : r.getUsers()) {
-              int g2 = groupOfOp(u2);
-              if (g2 >= 0 && g2 != g.id && !llvm::is_contained(out, g2))
-                out.push_back(g2);
-            }
+      if (ug < 0) {
+        if (opIndex.count(user) && kindOf(user) == Kind::Free && seenFree.insert(user).second)
+          for (Value r : user->getResults()) {
+            work.push_back(r);
+            isFreePath.push_back(true);
+          }
         continue;
       }
+      if (ug == g.id)
+        continue;
       if (!llvm::is_contained(out, ug))
         out.push_back(ug);
+      if (throughFree && viaFree && !llvm::is_contained(*viaFree, ug))
+        viaFree->push_back(ug);
     }
+  }
   return out;
 }
 
@@ -227,9 +238,13 @@ SmallVector<int> Fuser::successors(const Group &g) const {
 bool Fuser::reaches(int from, int to, int skipDirect) const {
   SmallVector<int, 16> stack;
   llvm::DenseSet<int> seen;
-  for (int s : successors(groups[from]))
+  SmallVector<int, 4> viaFree;
+  for (int s : successors(groups[from], &viaFree)) {
+    if (skipDirect && s == to && llvm::is_contained(viaFree, to))
+      return true; // a path through a free op counts as through a third node
     if (!(skipDirect && s == to))
       stack.push_back(s);
+  }
   int limit = groups[to].maxIndex;
   while (!stack.empty()) {
     int g = stack.pop_back_val();

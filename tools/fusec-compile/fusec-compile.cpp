@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusec/IR/Fusec.h"
+#include "fusec/Import/Onnx.h"
 #include "fusec/Passes/Passes.h"
 #include "fusec/Target/Roofline.h"
 
@@ -28,7 +29,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("fusec-compile options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<IN.mlir>"),
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<IN.mlir | IN.onnx>"),
                                       cl::init("-"), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("OUT"), cl::init("-"),
@@ -80,8 +81,6 @@ int main(int argc, char **argv) {
   if (precision != "fp32" && precision != "bf16" && precision != "fp16" &&
       precision != "fp8")
     return fail("--precision=" + precision + ": expected fp32, bf16, fp16 or fp8");
-  if (llvm::StringRef(inputFile).ends_with(".onnx"))
-    return fail("ONNX import is not implemented yet (issue #7)");
 
   auto loaded = fusec::Target::load(target);
   if (!loaded.ok())
@@ -92,7 +91,16 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   std::string error;
-  auto file = openInputFile(inputFile, &error);
+  std::unique_ptr<llvm::MemoryBuffer> file;
+  if (llvm::StringRef(inputFile).ends_with(".onnx")) {
+    // An ONNX model: imported first (fusec-translate --import-onnx).
+    auto imported = fusec::importOnnxFile(inputFile);
+    if (!imported.ok())
+      return fail(std::string(imported.status().message()));
+    file = llvm::MemoryBuffer::getMemBufferCopy(imported->mlir, inputFile);
+  } else {
+    file = openInputFile(inputFile, &error);
+  }
   if (!file)
     return fail(error);
   llvm::SourceMgr sourceMgr;

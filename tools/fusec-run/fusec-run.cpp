@@ -8,10 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusec/IR/Fusec.h"
+#include "fusec/Import/Onnx.h"
 #include "fusec/Interpreter/Interpreter.h"
 #include "fusec/Jit.h"
 #include "fusec/Passes/Passes.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "mlir/IR/AsmState.h"
@@ -19,6 +21,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
@@ -29,6 +32,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <filesystem>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -36,7 +40,7 @@ namespace cl = llvm::cl;
 static cl::OptionCategory runCategory("fusec-run options");
 
 static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("<graph.mlir>"),
+                                      cl::desc("<graph.mlir | model.onnx>"),
                                       cl::init("-"), cl::cat(runCategory));
 static cl::opt<bool> reference(
     "reference",
@@ -86,6 +90,15 @@ static cl::opt<unsigned> trials(
     "trials",
     cl::desc("With --verify-pipeline: how many seeds to try, from --seed on"),
     cl::init(3), cl::cat(runCategory));
+static cl::opt<std::string> onnxTest(
+    "onnx-test",
+    cl::desc("Run an ONNX backend test folder (model.onnx and "
+             "test_data_set_*/{input,output}_*.pb): import, the whole "
+             "--fusec-pipeline, run (the GPU if present, else the "
+             "interpreter; --reference forces it) and compare with the "
+             "expected outputs. Exit 0 pass, 1 mismatch, 2 unsupported or "
+             "bad input"),
+    cl::value_desc("DIR"), cl::cat(runCategory));
 static cl::opt<std::string> rooflineTarget(
     "roofline-target",
     cl::desc("GPU run: the roofline target each kernel's predicted time comes "
@@ -303,6 +316,225 @@ int runOnGpu(const std::string &text,
   return ok ? 0 : 1;
 }
 
+/// The tolerance for an ONNX output: the backend tests' (rtol 1e-3, atol
+/// 1e-7), widened to fusec's own for 16-bit floats (whose rounding step is
+/// about 1e-3).
+fusec::Tolerance onnxToleranceFor(fusec::DType d) {
+  fusec::Tolerance t = fusec::onnxTolerance();
+  if (d == fusec::DType::F16 || d == fusec::DType::BF16) {
+    fusec::Tolerance own = fusec::toleranceFor(d);
+    t.rtol = std::max(t.rtol, own.rtol);
+    t.atol = std::max(t.atol, own.atol);
+  }
+  return t;
+}
+
+struct PreparedOnnx {
+  fusec::OnnxImport imported;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp func;
+  int kernels = 0;
+};
+
+/// Imports DIR/model.onnx (with `known` inputs bound) and runs the whole
+/// pipeline. Exit code on failure (2: unsupported or bad input).
+absl::StatusOr<PreparedOnnx> prepareOnnx(MLIRContext &context, const std::string &dir,
+                                         const std::map<std::string, fusec::HostTensor> &known) {
+  fusec::OnnxImportOptions options;
+  options.knownInputs = known;
+  auto imported = fusec::importOnnxFile(dir + "/model.onnx", options);
+  if (!imported.ok())
+    return imported.status();
+  PreparedOnnx p;
+  p.imported = std::move(*imported);
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(p.imported.mlir, dir + "/model.onnx"), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+  p.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!p.module || failed(verify(*p.module)))
+    return absl::InternalError("the imported graph does not verify: " + diagnostics);
+  PassManager pm(&context);
+  fusec::FusecPipelineOptions pipeline;
+  fusec::buildFusecPipeline(pm, pipeline);
+  if (failed(pm.run(*p.module)))
+    return absl::InternalError("--fusec-pipeline failed: " + diagnostics);
+  auto func = fusec::findFunction(*p.module, "main");
+  if (!func.ok())
+    return func.status();
+  p.func = *func;
+  for (Operation &op : p.func.getBody().front())
+    if (!isa<func::ReturnOp, fusec::ConstantOp, fusec::ReshapeOp>(op))
+      ++p.kernels;
+  return p;
+}
+
+int runOnnxTest(MLIRContext &context) {
+  namespace fs = std::filesystem;
+  std::string dir = onnxTest;
+  auto report = [&](const absl::Status &st) {
+    bool unsupported = st.code() == absl::StatusCode::kUnimplemented;
+    llvm::errs() << "fusec-run: " << (unsupported ? "unsupported: " : "error: ")
+                 << std::string(st.message()) << "\n";
+    return 2;
+  };
+  std::vector<std::string> sets;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path().string());
+  std::sort(sets.begin(), sets.end());
+  if (ec)
+    return fail(absl::StrCat(dir, ": ", ec.message()));
+  if (sets.empty())
+    return fail(absl::StrCat(dir, ": no test_data_set_* folder"));
+
+  // Inputs that must be known at import (a Reshape's shape given as a graph
+  // input) are bound from each data set: integer inputs become constants.
+  auto plain = prepareOnnx(context, dir, {});
+  bool bind = !plain.ok() && plain.status().code() == absl::StatusCode::kUnimplemented &&
+              absl::StrContains(plain.status().message(), "must be known at import");
+  if (!plain.ok() && !bind)
+    return report(plain.status());
+
+  bool gpu = !reference && fusec::rt::available().ok();
+  bool ok = true;
+  int kernels = 0;
+  for (const std::string &set : sets) {
+    std::vector<fusec::HostTensor> all;
+    for (int i = 0;; ++i) {
+      std::string path = absl::StrCat(set, "/input_", i, ".pb");
+      if (!fs::exists(path))
+        break;
+      auto t = fusec::readOnnxTensorFile(path);
+      if (!t.ok())
+        return report(t.status());
+      all.push_back(std::move(t->value));
+    }
+    absl::StatusOr<PreparedOnnx> prepared = std::move(plain);
+    if (bind) {
+      std::map<std::string, fusec::HostTensor> known;
+      auto inputNames = fusec::onnxGraphInputNames(dir + "/model.onnx");
+      if (!inputNames.ok())
+        return report(inputNames.status());
+      for (size_t i = 0; i < inputNames->size() && i < all.size(); ++i)
+        if (all[i].dtype == fusec::DType::I64 || all[i].dtype == fusec::DType::I32)
+          known[(*inputNames)[i]] = all[i];
+      prepared = prepareOnnx(context, dir, known);
+    }
+    if (!prepared.ok())
+      return report(prepared.status());
+    PreparedOnnx &p = *prepared;
+    kernels = p.kernels;
+    std::vector<fusec::HostTensor> inputs;
+    for (size_t i = 0; i < p.imported.graphInputs.size(); ++i) {
+      if (std::count(p.imported.boundInputs.begin(), p.imported.boundInputs.end(),
+                     p.imported.graphInputs[i]))
+        continue;
+      if (i >= all.size())
+        return fail(absl::StrCat(set, ": no input_", i, ".pb"));
+      inputs.push_back(all[i]);
+    }
+    std::vector<fusec::HostTensor> expected;
+    for (size_t i = 0; i < p.imported.outputs.size(); ++i) {
+      auto t = fusec::readOnnxTensorFile(absl::StrCat(set, "/output_", i, ".pb"));
+      if (!t.ok())
+        return report(t.status());
+      expected.push_back(std::move(t->value));
+    }
+    for (auto [i, t] : llvm::enumerate(inputs)) {
+      auto info = fusec::tensorTypeInfo(p.func.getArgumentTypes()[i]);
+      if (!info.ok() || info->first != t.dtype || info->second != t.shape)
+        return fail(absl::StrCat(set, ": input ", i, " holds ", t.typeString(),
+                                 ", the model expects another type"));
+    }
+    std::vector<fusec::HostTensor> actual;
+    if (gpu) {
+      fusec::JitOptions options;
+      auto jit = fusec::Jit::create(options);
+      if (!jit.ok())
+        return fail(std::string(jit.status().message()));
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      p.module->print(os);
+      auto exec = (*jit)->compile(text, dir + "/model.onnx");
+      if (!exec.ok()) {
+        bool unsupported = exec.status().code() == absl::StatusCode::kUnimplemented;
+        llvm::errs() << "fusec-run: " << (unsupported ? "unsupported on the GPU: " : "error: ")
+                     << std::string(exec.status().message()) << "\n";
+        return 2;
+      }
+      auto stream = fusec::rt::Stream::create();
+      if (!stream.ok())
+        return fail(std::string(stream.status().message()));
+      std::vector<fusec::rt::DeviceBuffer> in, out;
+      std::vector<const fusec::rt::DeviceBuffer *> inPtrs;
+      std::vector<fusec::rt::DeviceBuffer *> outPtrs;
+      for (const fusec::HostTensor &t : inputs) {
+        std::string bytes = fusec::toDeviceBytes(t);
+        auto b = fusec::rt::DeviceBuffer::allocate(std::max<size_t>(bytes.size(), 1));
+        if (!b.ok())
+          return fail(std::string(b.status().message()));
+        if (!bytes.empty())
+          if (auto st = b->copyFromHost(bytes.data(), bytes.size()); !st.ok())
+            return fail(std::string(st.message()));
+        in.push_back(std::move(*b));
+      }
+      for (const fusec::TensorSpec &spec : (*exec)->outputs()) {
+        auto b = fusec::rt::DeviceBuffer::allocate(std::max<int64_t>(spec.bytes(), 1));
+        if (!b.ok())
+          return fail(std::string(b.status().message()));
+        out.push_back(std::move(*b));
+      }
+      for (auto &b : in)
+        inPtrs.push_back(&b);
+      for (auto &b : out)
+        outPtrs.push_back(&b);
+      if (auto st = (*exec)->run(inPtrs, outPtrs, *stream); !st.ok())
+        return fail(std::string(st.message()), 1);
+      if (auto st = stream->synchronize(); !st.ok())
+        return fail(std::string(st.message()), 1);
+      for (size_t i = 0; i < out.size(); ++i) {
+        const fusec::TensorSpec &spec = (*exec)->outputs()[i];
+        std::string bytes(spec.bytes(), '\0');
+        if (!bytes.empty())
+          if (auto st = out[i].copyToHost(bytes.data(), bytes.size()); !st.ok())
+            return fail(std::string(st.message()));
+        auto t = fusec::fromDeviceBytes(spec.dtype, spec.shape, bytes);
+        if (!t.ok())
+          return fail(std::string(t.status().message()));
+        actual.push_back(std::move(*t));
+      }
+    } else {
+      auto results = fusec::interpret(p.func, inputs);
+      if (!results.ok())
+        return fail(std::string(results.status().message()), 1);
+      actual = std::move(*results);
+    }
+    for (size_t i = 0; i < expected.size(); ++i) {
+      if (actual[i].shape != expected[i].shape || actual[i].dtype != expected[i].dtype) {
+        llvm::outs() << set << ": output " << i << " is " << actual[i].typeString()
+                     << ", expected " << expected[i].typeString() << "\n";
+        ok = false;
+        continue;
+      }
+      fusec::Comparison c = fusec::compareTensors(expected[i], actual[i],
+                                                  onnxToleranceFor(expected[i].dtype));
+      if (!c.ok)
+        llvm::outs() << set << ": output " << i << " MISMATCH: " << c.message << "\n";
+      ok &= c.ok;
+    }
+    if (!bind)
+      plain = std::move(prepared);
+  }
+  llvm::outs() << (ok ? "PASS" : "FAIL") << ": " << dir << " (" << sets.size()
+               << " data set(s), " << kernels << " kernel(s), "
+               << (gpu ? "GPU" : "reference interpreter") << ")\n";
+  return ok ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -324,8 +556,21 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
+  if (!onnxTest.empty())
+    return runOnnxTest(context);
+  if (inputFile.empty())
+    return fail("no input file (an .mlir graph or an .onnx model)");
+
   std::string errorMessage;
-  auto file = openInputFile(inputFile, &errorMessage);
+  std::unique_ptr<llvm::MemoryBuffer> file;
+  if (llvm::StringRef(inputFile).ends_with(".onnx")) {
+    auto imported = fusec::importOnnxFile(inputFile);
+    if (!imported.ok())
+      return fail(std::string(imported.status().message()));
+    file = llvm::MemoryBuffer::getMemBufferCopy(imported->mlir, inputFile);
+  } else {
+    file = openInputFile(inputFile, &errorMessage);
+  }
   if (!file)
     return fail(errorMessage);
   llvm::SourceMgr sourceMgr;

@@ -1,0 +1,75 @@
+//===- Onnx.h - ONNX models to fusec graphs ---------------------*- C++ -*-===//
+//
+// Reads ONNX protobuf files with a small wire-format reader of its own (no
+// protobuf library: every length and field is checked, so a truncated or
+// corrupted file is an error, never a crash) and translates a model's graph
+// into a fusec graph, as MLIR text: one func.func whose arguments are the
+// graph inputs that are not initializers. Initializers and Constant nodes
+// become fusec.constant; shape computations on constants (Shape, Size,
+// ConstantOfShape, and Gather/Slice/Concat/Unsqueeze/Squeeze/Reshape/Cast and
+// integer arithmetic on constant inputs) are folded at import. f64 is
+// computed in f32. LLVM-free: the text is parsed by the caller.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_IMPORT_ONNX_H
+#define FUSEC_IMPORT_ONNX_H
+
+#include "fusec/Support/HostTensor.h"
+
+#include "absl/status/statusor.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fusec {
+
+/// A TensorProto (a .pb file of the ONNX backend tests, an initializer).
+struct OnnxTensorData {
+  std::string name;
+  int32_t dataType = 0; ///< TensorProto.DataType
+  std::vector<int64_t> dims;
+  HostTensor value;     ///< decoded (f64 data as f32)
+};
+
+/// Reads a serialized TensorProto. `baseDir` resolves external data.
+absl::StatusOr<OnnxTensorData> readOnnxTensor(const std::string &bytes,
+                                              const std::string &baseDir = "");
+absl::StatusOr<OnnxTensorData> readOnnxTensorFile(const std::string &path);
+
+struct OnnxImportOptions {
+  std::string functionName = "main";
+  /// Graph inputs bound to values at import (they become constants and
+  /// leave the function's arguments): e.g. the shape input of a Reshape,
+  /// which fusec needs to know. The conformance runner binds these from a
+  /// test's data set when a model needs them.
+  std::map<std::string, HostTensor> knownInputs;
+};
+
+struct OnnxImport {
+  std::string mlir;                  ///< the graph as MLIR text
+  std::vector<std::string> inputs;   ///< ONNX names of the function arguments
+  std::vector<std::string> outputs;  ///< ONNX names of the results
+  std::vector<std::string> boundInputs; ///< inputs bound by knownInputs
+  /// Every graph input that is not an initializer, in order (the order of
+  /// a backend test's input_<i>.pb files), bound or not.
+  std::vector<std::string> graphInputs;
+  int64_t opset = 0;                 ///< the default domain's opset
+};
+
+/// Imports the model at `path`. Errors: kNotFound / kInvalidArgument for
+/// unreadable or malformed files; kUnimplemented for a node fusec does not
+/// import, naming the node, its op type and the opset.
+absl::StatusOr<OnnxImport> importOnnxFile(const std::string &path,
+                                          const OnnxImportOptions &options = {});
+
+/// The names of the graph inputs that are not initializers, in order.
+absl::StatusOr<std::vector<std::string>> onnxGraphInputNames(const std::string &path);
+
+/// The ONNX backend tests' comparison: |a - e| <= atol + rtol * |e|.
+Tolerance onnxTolerance();
+
+} // namespace fusec
+
+#endif // FUSEC_IMPORT_ONNX_H
