@@ -147,6 +147,29 @@ def main():
             print(f"correctness column_sum_center {dtype} {rows}x{cols}: "
                   f"{'ok' if ok else 'FAIL ' + err[-300:]}", flush=True)
 
+    # Reductions over a middle dim: max over dim 1 of [A, R, B], and x - max.
+    for dtype in ("f32", "bf16"):
+        for a_, r_, b_ in ((1, 1, 1), (3, 5, 7), (4, 1000, 24), (2, 77, 4096)):
+            t = f"tensor<{a_}x{r_}x{b_}x{dtype}>"
+            v = f"tensor<{a_}x{b_}x{dtype}>"
+            text = (f"func.func @mid(%x: {t}) -> ({v}, {t}) {{\n"
+                    f"  %m = fusec.reduce max %x dims [1] : {t} -> {v}\n"
+                    f"  %b = fusec.broadcast %m dims [0, 2] : {v} -> {t}\n"
+                    f"  %d = fusec.sub %x, %b : {t}\n"
+                    f"  return %m, %d : {v}, {t}\n}}\n")
+            path = os.path.join(tmp, f"mid_{dtype}_{a_}x{r_}x{b_}.mlir")
+            open(path, "w").write(text)
+            rc, r, err = fusec_run(path, "--runs=3", "--warmup=1", f"--seed={a_ * r_ * b_}")
+            ok = rc == 0 and r is not None and r["ok"]
+            ok_all &= ok
+            results["correctness"].append({
+                "graph": "middle_max_center", "dtype": dtype, "n": a_ * r_ * b_,
+                "shape": [a_, r_, b_], "ok": ok,
+                "rel_l2": r["results"][0]["rel_l2"] if r else None,
+                "error": None if ok else err[-400:]})
+            print(f"correctness middle_max_center {dtype} {a_}x{r_}x{b_}: "
+                  f"{'ok' if ok else 'FAIL ' + err[-300:]}", flush=True)
+
     if os.environ.get("MEMORY_BOUND_SPEED", "1") == "0":
         json.dump(results, open(os.path.join(OUT, "memory_bound.json"), "w"), indent=2)
         print(f"correctness: {sum(r['ok'] for r in results['correctness'])}/"

@@ -21,11 +21,16 @@ fi
 TOOLS=${FUSEC_GPU_TOOLS:-"fusec-opt fusec-run fusec-runtime-tests fusec-jit-tests fusec-calibrate"}
 # shellcheck disable=SC2086
 ninja -C "$B" $TOOLS
-rm -rf .device/bin .device/lib .device/bin.tar.xz && mkdir -p .device/bin .device/lib
+rm -rf .device/bin .device/lib .device/bin.tar.xz .device/onnx-node.tar.xz && mkdir -p .device/bin .device/lib
 for t in $TOOLS; do
   strip -o ".device/bin/$t" "$B/bin/$t"
 done
 cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .device/lib/
+# The ONNX backend node tests (libonnx-testdata, ~1.2 MB as xz) for the GPU
+# path of the conformance run (bench/onnx-gpu.sh).
+if [ -d /usr/share/libonnx-testdata/data/node ]; then
+  tar -C /usr/share/libonnx-testdata/data -cf - node | xz -T2 -6 > .device/onnx-node.tar.xz
+fi
 (cd .device && tar -cf - bin | xz -T2 -6 > bin.tar.xz && rm -rf bin)
 du -sh .device/*
 size=$(du -sm .device | cut -f1)

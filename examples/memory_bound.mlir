@@ -1,6 +1,6 @@
 // Memory-bound graphs of every kind fusec generates code for: elementwise
-// and broadcast, reductions over trailing dims (rows) and leading dims
-// (columns), and data movement. Odd sizes on purpose (tails, partial tiles).
+// and broadcast, reductions over trailing dims (rows) and leading or middle
+// dims (columns), and data movement. Odd sizes on purpose (tails, partial tiles).
 //
 //   fusec-run examples/memory_bound.mlir --function=col_center           (GPU)
 //   fusec-run examples/memory_bound.mlir --function=col_center --reference
@@ -48,6 +48,13 @@ func.func @col_var(%x: tensor<777x40xf32>) -> tensor<40xf32> {
   %s = fusec.mul %d, %d : tensor<777x40xf32>
   %v = fusec.reduce mean %s dims [0] : tensor<777x40xf32> -> tensor<40xf32>
   return %v : tensor<40xf32>
+}
+
+func.func @middle_max(%x: tensor<3x50x24xbf16>) -> (tensor<3x24xbf16>, tensor<3x50x24xbf16>) {
+  %m = fusec.reduce max %x dims [1] : tensor<3x50x24xbf16> -> tensor<3x24xbf16>
+  %b = fusec.broadcast %m dims [0, 2] : tensor<3x24xbf16> -> tensor<3x50x24xbf16>
+  %d = fusec.sub %x, %b : tensor<3x50x24xbf16>
+  return %m, %d : tensor<3x24xbf16>, tensor<3x50x24xbf16>
 }
 
 func.func @transpose_add(%x: tensor<64x48xf32>, %y: tensor<48x64xf32>) -> tensor<48x64xf32> {

@@ -201,6 +201,7 @@ private:
   std::string linearize(ArrayRef<std::string> coords, ArrayRef<int64_t> shape);
   /// Column reductions (runColumns): the reduced dims lead; per lane totals.
   bool columnMode = false;
+  int64_t columnInner = 1; ///< elements after the reduced dims
   absl::StatusOr<GeneratedKernel> runColumns();
   std::map<std::pair<Value, int>, std::string, std::function<bool(const std::pair<Value, int> &, const std::pair<Value, int> &)>>
       columnTotals{[](const std::pair<Value, int> &a, const std::pair<Value, int> &b) {
@@ -243,24 +244,31 @@ absl::Status KernelWriter::check() {
     llvm::sort(dims);
     int64_t rank = in.getRank();
     rowLength = 1;
-    bool trailing = true, leading = true;
+    bool trailing = true, contiguous = true;
     for (auto [i, d] : llvm::enumerate(dims)) {
       trailing &= d == rank - static_cast<int64_t>(dims.size()) + static_cast<int64_t>(i);
-      leading &= d == static_cast<int64_t>(i);
+      contiguous &= d == dims[0] + static_cast<int64_t>(i);
       rowLength *= in.getDimSize(d);
     }
-    if (!trailing && !leading)
-      return unimplemented(reductions[0], "reductions over middle dimensions "
-                                          "(neither the leading nor the "
-                                          "trailing ones) are not generated yet");
+    if (!trailing && !contiguous)
+      return unimplemented(reductions[0], "reductions over non-adjacent "
+                                          "dimensions are not generated yet");
     rows = rowLength ? in.getNumElements() / rowLength : 0;
     if (!trailing) {
-      // Column reductions: the reduced dims lead; each "row" is a column.
+      // Column reductions: the reduced dims lead, or sit between an outer
+      // and an inner block: each "row" is a column, at a stride of the inner
+      // block's size.
       columnMode = true;
+      columnInner = 1;
+      for (int64_t d = dims.back() + 1; d < rank; ++d)
+        columnInner *= in.getDimSize(d);
       for (ReduceOp r : reductions)
         if (!isa<FloatType>(getElementTypeOrSelf(r.getType())))
           return unimplemented(r, "integer reductions are not generated yet");
-      SmallVector<int64_t> colShape(in.getShape().drop_front(dims.size()));
+      SmallVector<int64_t> colShape;
+      for (int64_t d = 0; d < rank; ++d)
+        if (!llvm::is_contained(dims, d))
+          colShape.push_back(in.getDimSize(d));
       for (Value r : body.getTerminator()->getOperands()) {
         auto t = cast<RankedTensorType>(r.getType()).getShape();
         if (t != ArrayRef<int64_t>(domain) && t != ArrayRef<int64_t>(colShape))
@@ -1604,7 +1612,7 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
     if (isFull(v))
       widest = std::max(widest, elemTypes(v.getType())->bytes);
   vector = 16 / widest;
-  if (columns % vector != 0)
+  if (columnInner % vector != 0)
     vector = 1;
   const int64_t slices = 8, groupsPerTile = 32;
   int64_t numReductions = static_cast<int64_t>(reductions.size());
@@ -1653,7 +1661,10 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
   std::string smemGlobal = absl::StrCat(
       "  llvm.mlir.global internal @__fusec_partials() {addr_space = 3 : i32, "
       "alignment = 16 : i64} : !llvm.array<", 2 * numReductions * regionFloats, " x f64>\n");
-  std::string colCount = w.constI64(columns), rowCount = w.constI64(reducedRows);
+  // Element (row r, column c) of the input: (c / inner) * rows * inner +
+  // r * inner + c % inner, inner being the extent after the reduced dims
+  // (the columns themselves when the reduced dims lead).
+  std::string colCount = w.constI64(columnInner), rowCount = w.constI64(reducedRows);
   std::string step = w.constI64(slices);
   w.line(absl::StrCat("llvm.br ^tilehead(", ctaid, ", ", w.constI64(0), " : i64, i64)"));
 
@@ -1674,6 +1685,13 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
   std::vector<std::string> colLane;
   for (int64_t l = 0; l < vector; ++l)
     colLane.push_back(l ? i64op("add", col, w.constI64(l)) : col);
+  std::string colStart =
+      columnInner == columns
+          ? col
+          : i64op("add",
+                  i64op("mul", i64op("udiv", col, w.constI64(columnInner)),
+                        w.constI64(reducedRows * columnInner)),
+                  i64op("urem", col, w.constI64(columnInner)));
 
   auto laneValues = [&](Value v, const std::string &base)
       -> absl::StatusOr<std::vector<std::string>> {
@@ -1728,7 +1746,7 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
     w.line(absl::StrCat("llvm.cond_br ", inRange, ", ", bodyLabel, ", ", exit));
     w.label(bodyLabel);
     openScope();
-    std::string base = i64op("add", i64op("mul", absl::StrCat("%r", k), colCount), col);
+    std::string base = i64op("add", i64op("mul", absl::StrCat("%r", k), colCount), colStart);
     if (vector > 1) {
       vectorPath = true;
       vectorLoads(base);
@@ -1798,7 +1816,7 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
     w.line(absl::StrCat("llvm.cond_br ", goOn, ", ^outbody, ^outexit"));
     w.label("^outbody");
     openScope();
-    std::string base = i64op("add", i64op("mul", "%orow", colCount), col);
+    std::string base = i64op("add", i64op("mul", "%orow", colCount), colStart);
     if (vector > 1) {
       vectorPath = true;
       vectorLoads(base);

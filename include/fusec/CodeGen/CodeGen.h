@@ -5,8 +5,8 @@
 // elementwise and broadcast kernels with several outputs, movement (reshape,
 // transpose, slice, concat, gather as index maps), float reductions over the
 // trailing dims (the row held in registers, or streamed with online softmax
-// and Welford) and over the leading dims (columns). Matmul, attention,
-// reductions over middle dims and fp8 are refused with kUnimplemented.
+// and Welford) and over leading or middle dims (columns). Matmul, attention,
+// reductions over non-adjacent dims and fp8 are refused with kUnimplemented.
 //
 //===----------------------------------------------------------------------===//
 
