@@ -14,7 +14,9 @@
 // absolute); division and sqrt are IEEE. Narrow float results (bf16, f16)
 // are rounded after every op, as the reference interpreter does.
 //
-// All inline PTX lives in ptxUnary() and vectorLoad().
+// All inline PTX lives in Writer::ptxUnary() (SFU math), vectorLoadInstr()
+// (16-byte loads with their cache policy) and unpack() (a register move that
+// keeps a later pass from reusing an earlier pass's values).
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,6 +161,9 @@ private:
     ElemTypes type;
   };
   std::string vectorLoadInstr(unsigned argNumber);
+  /// The kernel's parameters (operands, then results, as global pointers);
+  /// fills argNames and `outNames`.
+  std::string declareParams(std::vector<std::string> &outNames);
   RawChunk loadRaw(BlockArgument arg, const std::string &base, int64_t count);
   std::vector<std::string> unpack(const RawChunk &raw, bool launder);
 
@@ -381,6 +386,22 @@ std::string KernelWriter::linearize(ArrayRef<std::string> coords, ArrayRef<int64
                                                 w.constI64(strides[d]), " : i64")),
                              " : i64"));
   return acc;
+}
+
+std::string KernelWriter::declareParams(std::vector<std::string> &outNames) {
+  Block &body = kernel.getBody().front();
+  std::string params;
+  unsigned n = 0;
+  auto add = [&](std::vector<std::string> &names) {
+    names.push_back("%arg" + std::to_string(n));
+    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
+    ++n;
+  };
+  for (unsigned i = 0; i < body.getNumArguments(); ++i)
+    add(argNames);
+  for (unsigned i = 0; i < body.getTerminator()->getNumOperands(); ++i)
+    add(outNames);
+  return params;
 }
 
 /// The load instruction for `arg` as fusec.cache_hints asks (16 bytes).
@@ -831,21 +852,8 @@ absl::StatusOr<GeneratedKernel> KernelWriter::run() {
     if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp>(op))
       g.strategy = "movement";
   });
-  std::string params;
-  unsigned n = 0;
-  for (BlockArgument a : body.getArguments()) {
-    (void)a;
-    argNames.push_back("%arg" + std::to_string(n));
-    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
-    ++n;
-  }
   std::vector<std::string> outNames;
-  for (Value r : body.getTerminator()->getOperands()) {
-    (void)r;
-    outNames.push_back("%arg" + std::to_string(n));
-    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
-    ++n;
-  }
+  std::string params = declareParams(outNames);
 
   // Entry: the chunk this thread starts at, and the grid stride.
   std::string tid = w.def("nvvm.read.ptx.sreg.tid.x : i32");
@@ -958,21 +966,8 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runRows() {
   Block &body = kernel.getBody().front();
   GeneratedKernel g;
   g.entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
-  std::string params;
-  unsigned n = 0;
-  for (BlockArgument a : body.getArguments()) {
-    (void)a;
-    argNames.push_back("%arg" + std::to_string(n));
-    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
-    ++n;
-  }
   std::vector<std::string> outNames;
-  for (Value r : body.getTerminator()->getOperands()) {
-    (void)r;
-    outNames.push_back("%arg" + std::to_string(n));
-    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
-    ++n;
-  }
+  std::string params = declareParams(outNames);
   auto zext = [&](const std::string &x) {
     return w.def(absl::StrCat("llvm.zext ", x, " : i32 to i64"));
   };
@@ -1330,21 +1325,8 @@ absl::StatusOr<std::optional<GeneratedKernel>> KernelWriter::runRowsInRegisters(
 
   GeneratedKernel g;
   g.entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
-  std::string params;
-  unsigned n = 0;
-  for (BlockArgument a : body.getArguments()) {
-    (void)a;
-    argNames.push_back("%arg" + std::to_string(n));
-    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
-    ++n;
-  }
   std::vector<std::string> outNames;
-  for (Value r : body.getTerminator()->getOperands()) {
-    (void)r;
-    outNames.push_back("%arg" + std::to_string(n));
-    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
-    ++n;
-  }
+  std::string params = declareParams(outNames);
   bool cta = groupThreads > 32;
   int64_t block = cta ? groupThreads : 256;
   int64_t rowsPerCta = block / groupThreads;
@@ -1631,21 +1613,8 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runColumns() {
   GeneratedKernel g;
   g.entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
   g.strategy = "column";
-  std::string params;
-  unsigned n = 0;
-  for (BlockArgument a : body.getArguments()) {
-    (void)a;
-    argNames.push_back("%arg" + std::to_string(n));
-    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
-    ++n;
-  }
   std::vector<std::string> outNames;
-  for (Value r : body.getTerminator()->getOperands()) {
-    (void)r;
-    outNames.push_back("%arg" + std::to_string(n));
-    absl::StrAppend(&params, n ? ", " : "", "%arg", n, ": !llvm.ptr<1> {llvm.noalias}");
-    ++n;
-  }
+  std::string params = declareParams(outNames);
   auto zext = [&](const std::string &x) {
     return w.def(absl::StrCat("llvm.zext ", x, " : i32 to i64"));
   };

@@ -172,6 +172,59 @@ int runVerifyPipeline(ModuleOp module) {
   return ok ? 0 : 1;
 }
 
+/// Device buffers for one Executable: the inputs uploaded, the outputs
+/// poisoned (an output the graph fails to write shows up as a mismatch).
+struct GpuBuffers {
+  std::vector<fusec::rt::DeviceBuffer> in, out;
+  std::vector<const fusec::rt::DeviceBuffer *> inPtrs;
+  std::vector<fusec::rt::DeviceBuffer *> outPtrs;
+};
+
+absl::StatusOr<GpuBuffers> uploadBuffers(const fusec::Executable &exec,
+                                         const std::vector<fusec::HostTensor> &inputs) {
+  GpuBuffers g;
+  for (const fusec::HostTensor &t : inputs) {
+    std::string bytes = fusec::toDeviceBytes(t);
+    auto b = fusec::rt::DeviceBuffer::allocate(std::max<size_t>(bytes.size(), 1));
+    if (!b.ok())
+      return b.status();
+    if (!bytes.empty())
+      if (auto st = b->copyFromHost(bytes.data(), bytes.size()); !st.ok())
+        return st;
+    g.in.push_back(std::move(*b));
+  }
+  for (const fusec::TensorSpec &spec : exec.outputs()) {
+    auto b = fusec::rt::DeviceBuffer::allocate(std::max<int64_t>(spec.bytes(), 1));
+    if (!b.ok())
+      return b.status();
+    if (auto st = b->fill(0xFF); !st.ok())
+      return st;
+    g.out.push_back(std::move(*b));
+  }
+  for (auto &b : g.in)
+    g.inPtrs.push_back(&b);
+  for (auto &b : g.out)
+    g.outPtrs.push_back(&b);
+  return g;
+}
+
+absl::StatusOr<std::vector<fusec::HostTensor>> downloadOutputs(const fusec::Executable &exec,
+                                                               GpuBuffers &g) {
+  std::vector<fusec::HostTensor> out;
+  for (size_t i = 0; i < g.out.size(); ++i) {
+    const fusec::TensorSpec &spec = exec.outputs()[i];
+    std::string bytes(spec.bytes(), '\0');
+    if (!bytes.empty())
+      if (auto st = g.out[i].copyToHost(bytes.data(), bytes.size()); !st.ok())
+        return st;
+    auto t = fusec::fromDeviceBytes(spec.dtype, spec.shape, bytes);
+    if (!t.ok())
+      return t.status();
+    out.push_back(std::move(*t));
+  }
+  return out;
+}
+
 /// Runs the graph through the JIT on the GPU, compares every output with the
 /// interpreter's and times each kernel. Exit 0 on a match, 1 on a mismatch,
 /// 2 on an error (no GPU included).
@@ -194,47 +247,24 @@ int runOnGpu(const std::string &text,
   if (!stream.ok())
     return fail(std::string(stream.status().message()));
 
-  std::vector<fusec::rt::DeviceBuffer> in, out;
-  std::vector<const fusec::rt::DeviceBuffer *> inPtrs;
-  std::vector<fusec::rt::DeviceBuffer *> outPtrs;
-  for (const fusec::HostTensor &t : inputs) {
-    std::string bytes = fusec::toDeviceBytes(t);
-    auto b = fusec::rt::DeviceBuffer::allocate(bytes.size());
-    if (!b.ok())
-      return fail(std::string(b.status().message()));
-    if (auto st = b->copyFromHost(bytes.data(), bytes.size()); !st.ok())
-      return fail(std::string(st.message()));
-    in.push_back(std::move(*b));
-  }
-  for (const fusec::TensorSpec &spec : (*exec)->outputs()) {
-    auto b = fusec::rt::DeviceBuffer::allocate(spec.bytes());
-    if (!b.ok())
-      return fail(std::string(b.status().message()));
-    // Poison: an output the graph fails to write shows up as a mismatch.
-    if (auto st = b->fill(0xFF); !st.ok())
-      return fail(std::string(st.message()));
-    out.push_back(std::move(*b));
-  }
-  for (auto &b : in)
-    inPtrs.push_back(&b);
-  for (auto &b : out)
-    outPtrs.push_back(&b);
-
+  auto buffers = uploadBuffers(**exec, inputs);
+  if (!buffers.ok())
+    return fail(std::string(buffers.status().message()));
+  auto &inPtrs = buffers->inPtrs;
+  auto &outPtrs = buffers->outPtrs;
   if (auto st = (*exec)->run(inPtrs, outPtrs, *stream); !st.ok())
     return fail(std::string(st.message()));
   if (auto st = stream->synchronize(); !st.ok())
     return fail(std::string(st.message()));
+  auto outputs = downloadOutputs(**exec, *buffers);
+  if (!outputs.ok())
+    return fail(std::string(outputs.status().message()));
 
   bool ok = true;
   std::string report, jsonResults;
-  for (size_t i = 0; i < out.size(); ++i) {
+  for (size_t i = 0; i < outputs->size(); ++i) {
     const fusec::TensorSpec &spec = (*exec)->outputs()[i];
-    std::string bytes(spec.bytes(), '\0');
-    if (auto st = out[i].copyToHost(bytes.data(), bytes.size()); !st.ok())
-      return fail(std::string(st.message()));
-    auto actual = fusec::fromDeviceBytes(spec.dtype, spec.shape, bytes);
-    if (!actual.ok())
-      return fail(std::string(actual.status().message()));
+    fusec::HostTensor *actual = &(*outputs)[i];
     if (!outputDir.empty())
       if (auto st = fusec::writeNpy(absl::StrCat(outputDir.getValue(), "/result_", i, ".npy"), *actual);
           !st.ok())
@@ -469,44 +499,17 @@ int runOnnxTest(MLIRContext &context) {
       auto stream = fusec::rt::Stream::create();
       if (!stream.ok())
         return fail(std::string(stream.status().message()));
-      std::vector<fusec::rt::DeviceBuffer> in, out;
-      std::vector<const fusec::rt::DeviceBuffer *> inPtrs;
-      std::vector<fusec::rt::DeviceBuffer *> outPtrs;
-      for (const fusec::HostTensor &t : inputs) {
-        std::string bytes = fusec::toDeviceBytes(t);
-        auto b = fusec::rt::DeviceBuffer::allocate(std::max<size_t>(bytes.size(), 1));
-        if (!b.ok())
-          return fail(std::string(b.status().message()));
-        if (!bytes.empty())
-          if (auto st = b->copyFromHost(bytes.data(), bytes.size()); !st.ok())
-            return fail(std::string(st.message()));
-        in.push_back(std::move(*b));
-      }
-      for (const fusec::TensorSpec &spec : (*exec)->outputs()) {
-        auto b = fusec::rt::DeviceBuffer::allocate(std::max<int64_t>(spec.bytes(), 1));
-        if (!b.ok())
-          return fail(std::string(b.status().message()));
-        out.push_back(std::move(*b));
-      }
-      for (auto &b : in)
-        inPtrs.push_back(&b);
-      for (auto &b : out)
-        outPtrs.push_back(&b);
-      if (auto st = (*exec)->run(inPtrs, outPtrs, *stream); !st.ok())
+      auto buffers = uploadBuffers(**exec, inputs);
+      if (!buffers.ok())
+        return fail(std::string(buffers.status().message()));
+      if (auto st = (*exec)->run(buffers->inPtrs, buffers->outPtrs, *stream); !st.ok())
         return fail(std::string(st.message()), 1);
       if (auto st = stream->synchronize(); !st.ok())
         return fail(std::string(st.message()), 1);
-      for (size_t i = 0; i < out.size(); ++i) {
-        const fusec::TensorSpec &spec = (*exec)->outputs()[i];
-        std::string bytes(spec.bytes(), '\0');
-        if (!bytes.empty())
-          if (auto st = out[i].copyToHost(bytes.data(), bytes.size()); !st.ok())
-            return fail(std::string(st.message()));
-        auto t = fusec::fromDeviceBytes(spec.dtype, spec.shape, bytes);
-        if (!t.ok())
-          return fail(std::string(t.status().message()));
-        actual.push_back(std::move(*t));
-      }
+      auto outputs = downloadOutputs(**exec, *buffers);
+      if (!outputs.ok())
+        return fail(std::string(outputs.status().message()));
+      actual = std::move(*outputs);
     } else {
       auto results = fusec::interpret(p.func, inputs);
       if (!results.ok())
