@@ -1,7 +1,9 @@
 //===- Decompose.cpp - Composite ops to fusec primitives --------*- C++ -*-===//
 //
 // Rewrites layer_norm, rms_norm, softmax, gelu and silu into primitives so that
-// fusion sees every elementwise op and reduction. Low-precision inputs are cast
+// fusion sees every elementwise op and reduction; and, before that, forms the
+// one composite that stays whole: attention written out as matmul, scale,
+// mask, softmax and matmul becomes fusec.attention. Low-precision inputs are cast
 // to f32 for the math and the result cast back, so the decomposed graph rounds
 // where the composite did: at its output.
 //
@@ -10,13 +12,16 @@
 #include "fusec/Passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <optional>
 
 namespace fusec {
 #define GEN_PASS_DEF_DECOMPOSE
+#define GEN_PASS_DEF_RECOGNIZEATTENTION
 #include "fusec/Passes/Passes.h.inc"
 } // namespace fusec
 
@@ -200,6 +205,183 @@ public:
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
                                      config)))
       signalPassFailure();
+  }
+};
+
+/// The splat value of a constant (possibly broadcast), if it is one.
+std::optional<double> splatValue(Value v) {
+  if (auto b = v.getDefiningOp<BroadcastOp>())
+    v = b.getInput();
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (!c)
+    return std::nullopt;
+  auto attr = dyn_cast<DenseElementsAttr>(c.getValue());
+  if (!attr || !attr.isSplat() || !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  return attr.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// Does `v` (a constant, possibly broadcast over leading dims) hold, at
+/// query row i and key column j of its last two dims, `keep(i, j)`-shaped
+/// values: kept(i, j) where j <= i + skv - sq, masked(i, j) elsewhere?
+bool isCausalConstant(Value v, int64_t sq, int64_t skv,
+                      llvm::function_ref<bool(const APFloat &)> kept,
+                      llvm::function_ref<bool(const APFloat &)> masked,
+                      llvm::function_ref<bool(bool, const APInt &)> keptBool = nullptr) {
+  if (auto b = v.getDefiningOp<BroadcastOp>()) {
+    auto src = cast<RankedTensorType>(b.getInput().getType());
+    auto dst = cast<RankedTensorType>(b.getType());
+    // The last two dims must come straight through.
+    ArrayRef<int64_t> dims = b.getDims();
+    if (src.getRank() < 2 || dims[src.getRank() - 1] != dst.getRank() - 1 ||
+        dims[src.getRank() - 2] != dst.getRank() - 2)
+      return false;
+    v = b.getInput();
+  }
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (!c)
+    return false;
+  auto attr = dyn_cast<DenseElementsAttr>(c.getValue());
+  auto type = cast<RankedTensorType>(c.getType());
+  if (!attr || type.getRank() < 2 || type.getDimSize(type.getRank() - 2) != sq ||
+      type.getDimSize(type.getRank() - 1) != skv)
+    return false;
+  int64_t n = type.getNumElements();
+  bool anyMasked = false;
+  if (isa<FloatType>(attr.getElementType())) {
+    auto values = attr.getValues<APFloat>();
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t j = e % skv, i = (e / skv) % sq;
+      bool keep = j <= i + skv - sq;
+      APFloat x = values[e];
+      if (keep ? !kept(x) : !masked(x))
+        return false;
+      anyMasked |= !keep;
+    }
+    return anyMasked;
+  }
+  if (!keptBool)
+    return false;
+  auto values = attr.getValues<APInt>();
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t j = e % skv, i = (e / skv) % sq;
+    if (!keptBool(j <= i + skv - sq, values[e]))
+      return false;
+  }
+  return true;
+}
+
+class RecognizeAttentionPass
+    : public fusec::impl::RecognizeAttentionBase<RecognizeAttentionPass> {
+public:
+  using RecognizeAttentionBase::RecognizeAttentionBase;
+
+  void runOnOperation() override {
+    SmallVector<MatmulOp> candidates;
+    getOperation()->walk([&](MatmulOp m) { candidates.push_back(m); });
+    for (MatmulOp m : candidates)
+      (void)rewrite(m);
+  }
+
+private:
+  LogicalResult rewrite(MatmulOp pv) {
+    auto rank4 = [](Value v) { return cast<RankedTensorType>(v.getType()).getRank() == 4; };
+    if (pv.getTransposeLhs() || pv.getTransposeRhs() || !rank4(pv.getLhs()) ||
+        !rank4(pv.getRhs()))
+      return failure();
+    auto softmax = pv.getLhs().getDefiningOp<SoftmaxOp>();
+    if (!softmax || softmax.getDim() != 3 || !softmax->hasOneUse())
+      return failure();
+    SmallVector<Operation *> chain = {softmax};
+    Value s = softmax.getInput();
+    auto single = [](Value v) { return v.hasOneUse(); };
+    auto scoresType = cast<RankedTensorType>(s.getType());
+    int64_t sq = scoresType.getDimSize(2), skv = scoresType.getDimSize(3);
+    bool causal = false;
+    // Mask: s + M, or select(C, s, -inf).
+    auto isMasked = [](const APFloat &x) {
+      return x.isNegative() && (x.isInfinity() || x.convertToDouble() <= -1e4);
+    };
+    auto isZero = [](const APFloat &x) { return x.isZero(); };
+    if (auto add = s.getDefiningOp<AddOp>(); add && single(s)) {
+      for (int side = 0; side < 2 && !causal; ++side) {
+        Value mask = add->getOperand(side), other = add->getOperand(1 - side);
+        if (isCausalConstant(mask, sq, skv, isZero, isMasked)) {
+          causal = true;
+          chain.push_back(add);
+          s = other;
+        }
+      }
+    } else if (auto sel = s.getDefiningOp<SelectOp>(); sel && single(s)) {
+      auto fill = splatValue(sel.getOnFalse());
+      if (fill && (std::isinf(*fill) ? *fill < 0 : *fill <= -1e4) &&
+          isCausalConstant(sel.getCondition(), sq, skv, isZero, isMasked,
+                           [](bool keep, const APInt &x) { return keep == x.getBoolValue(); })) {
+        causal = true;
+        chain.push_back(sel);
+        s = sel.getOnTrue();
+      }
+    }
+    // Scale: s * c or s / c.
+    double scale = 1.0;
+    if (auto mul = s.getDefiningOp<MulOp>(); mul && single(s)) {
+      for (int side = 0; side < 2; ++side)
+        if (auto c = splatValue(mul->getOperand(side))) {
+          scale = *c;
+          chain.push_back(mul);
+          s = mul->getOperand(1 - side);
+          break;
+        }
+    } else if (auto div = s.getDefiningOp<DivOp>(); div && single(s)) {
+      if (auto c = splatValue(div.getRhs()); c && *c != 0) {
+        scale = 1.0 / *c;
+        chain.push_back(div);
+        s = div.getLhs();
+      }
+    }
+    auto qk = s.getDefiningOp<MatmulOp>();
+    if (!qk || !single(s) || qk.getTransposeLhs() || !rank4(qk.getLhs()) || !rank4(qk.getRhs()))
+      return failure();
+    Value q = qk.getLhs(), k = qk.getRhs();
+    if (!qk.getTransposeRhs()) {
+      auto t = k.getDefiningOp<TransposeOp>();
+      if (!t || !llvm::equal(t.getPermutation(), ArrayRef<int64_t>{0, 1, 3, 2}))
+        return failure();
+      k = t.getInput();
+    }
+    chain.push_back(qk);
+    Value v = pv.getRhs();
+    Type elem = getElementTypeOrSelf(q.getType());
+    if (getElementTypeOrSelf(k.getType()) != elem || getElementTypeOrSelf(v.getType()) != elem ||
+        getElementTypeOrSelf(pv.getType()) != elem)
+      return failure();
+    OpBuilder b(pv);
+    auto attention = b.create<AttentionOp>(pv.getLoc(), pv.getType(), q, k, v,
+                                           b.getF64FloatAttr(scale),
+                                           causal ? b.getUnitAttr() : UnitAttr());
+    if (failed(mlir::verify(attention))) {
+      attention.erase();
+      return failure();
+    }
+    pv.getResult().replaceAllUsesWith(attention.getResult());
+    // Erase the chain and whatever fed only it (the scale and mask
+    // constants, their broadcasts, K's transpose).
+    SmallVector<Operation *> dead = {pv};
+    dead.append(chain.begin(), chain.end());
+    while (!dead.empty()) {
+      Operation *op = dead.pop_back_val();
+      if (!op->use_empty())
+        continue;
+      SmallVector<Operation *> feeders;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && isa<FusecDialect>(def->getDialect()))
+          feeders.push_back(def);
+      op->erase();
+      for (Operation *f : feeders)
+        if (!llvm::is_contained(dead, f))
+          dead.push_back(f);
+    }
+    return success();
   }
 };
 

@@ -13,6 +13,7 @@ using namespace mlir;
 namespace fusec {
 
 void buildFusecPipeline(OpPassManager &pm, const FusecPipelineOptions &o) {
+  pm.addPass(createRecognizeAttention());
   pm.addPass(createDecompose());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -29,6 +29,29 @@ def Decompose : Pass<"fusec-decompose"> {
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 
+def RecognizeAttention : Pass<"fusec-recognize-attention"> {
+  let summary = "Rewrite matmul -> scale -> (causal mask) -> softmax -> matmul "
+                "into fusec.attention";
+  let description = [{
+    Finds scaled dot-product attention written out, as frameworks export it:
+
+      s = matmul(Q, K) with K transposed (`transpose_rhs`, or a
+          `fusec.transpose` swapping the last two dims of K)
+      s = s * c or s / c (a splat constant: the scale), optional
+      s = s + M (a constant causal mask: 0 where key j <= query i + Skv - Sq,
+          -inf or below -1e4 elsewhere), or select(causal, s, -inf), optional
+      p = softmax(s) over the last dim
+      o = matmul(p, V)
+
+    with Q `[B, H, Sq, D]`, K `[B, H, Skv, D]`, V `[B, H, Skv, Dv]`, and each
+    intermediate used once; it becomes `fusec.attention %q, %k, %v {scale,
+    causal}`, which the runtime's attention kernel runs. The rewrite keeps
+    the graph's meaning (tested by running it before and after); it runs
+    first in `--fusec-pipeline`, before `softmax` is decomposed.
+  }];
+  let dependentDialects = ["::fusec::FusecDialect"];
+}
+
 def CostAnnotate : Pass<"fusec-cost-annotate"> {
   let summary = "Attach each op's roofline cost (FLOPs, bytes, SFU ops, "
                 "intensity) as a `fusec.cost` attribute";

@@ -8,6 +8,8 @@ a protobuf writer of its own (no onnx package needed):
   truncated.onnx     add_relu.onnx cut in the middle
   garbage.onnx       bytes that are not a protobuf
   layer_norm.onnx    LayerNormalization over the last dim, opset 17
+  attention.onnx     Softmax(MatMul(q, Transpose(k)) * 0.25) @ v, as exports
+                     write attention
 """
 import os
 import struct
@@ -67,6 +69,10 @@ def attr_int(name, v):
     return ld(5, ld(1, name) + vi(3, v) + vi(20, 2))
 
 
+def attr_ints(name, vs):
+    return ld(5, ld(1, name) + ld(8, b"".join(varint(v) for v in vs)) + vi(20, 7))
+
+
 def model(nodes, inits, inputs, outputs, opset=13):
     g = (b"".join(ld(1, n) for n in nodes) + ld(2, "g")
          + b"".join(ld(5, t) for t in inits)
@@ -101,6 +107,15 @@ def main():
     w("layer_norm.onnx", model([node("LayerNormalization", ["x", "g", "b"], ["y"], "ln0")],
                                [tensor("g", FLOAT, [8], [1.0] * 8), tensor("b", FLOAT, [8], [0.5] * 8)],
                                [("x", FLOAT, [4, 8])], [("y", FLOAT, [4, 8])], opset=17))
+    shape = [1, 2, 8, 16]
+    w("attention.onnx", model([node("Transpose", ["k"], ["kt"], "kt", attr_ints("perm", [0, 1, 3, 2])),
+                               node("MatMul", ["q", "kt"], ["s"], "qk"),
+                               node("Mul", ["s", "scale"], ["t"], "scale"),
+                               node("Softmax", ["t"], ["p"], "softmax", attr_int("axis", -1)),
+                               node("MatMul", ["p", "v"], ["o"], "pv")],
+                              [tensor("scale", FLOAT, [], [0.25])],
+                              [("q", FLOAT, shape), ("k", FLOAT, shape), ("v", FLOAT, shape)],
+                              [("o", FLOAT, shape)]))
 
 
 if __name__ == "__main__":
