@@ -1132,8 +1132,62 @@ absl::Status Importer::importNode() {
                                        typeOf(data.dtype, shape)),
                           data.dtype, shape));
   }
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    TRY_ASSIGN(x, input(0));
+    if (x.shape.size() < 3 || !isFloat(x.dtype))
+      return invalid("expects a float [N, C, spatial...] input");
+    std::vector<int64_t> axes;
+    for (size_t d = 2; d < x.shape.size(); ++d)
+      axes.push_back(static_cast<int64_t>(d));
+    TRY_ASSIGN(r, reduce(op == "GlobalMaxPool" ? "max" : "mean", x, axes, true));
+    return define(0, r);
+  }
+  if (op == "PRelu") {
+    TRY_ASSIGN(x, input(0));
+    TRY_ASSIGN(slope, input(1));
+    TRY_ASSIGN(shape, broadcastShapes(x.shape, slope.shape));
+    Val xb = broadcastTo(x, shape);
+    TRY_ASSIGN(neg, binary("mul", xb, slope));
+    Val lt = compare("lt", xb, broadcastTo(constant(x.dtype, 0), shape));
+    TRY_ASSIGN(r, select(lt, neg, xb));
+    return define(0, r);
+  }
+  if (op == "HardSwish" || op == "Mish" || op == "ThresholdedRelu" || op == "Celu") {
+    TRY_ASSIGN(x, input(0));
+    if (!isFloat(x.dtype))
+      return invalid("expects a float input");
+    Val zero = broadcastTo(constant(x.dtype, 0), x.shape);
+    if (op == "HardSwish") { // x * max(0, min(1, x / 6 + 0.5))
+      TRY_ASSIGN(a, binary("mul", x, constant(x.dtype, 1.0 / 6.0)));
+      TRY_ASSIGN(b, binary("add", a, constant(x.dtype, 0.5)));
+      TRY_ASSIGN(c, binary("min", b, constant(x.dtype, 1)));
+      TRY_ASSIGN(d, binary("max", c, constant(x.dtype, 0)));
+      TRY_ASSIGN(r, binary("mul", x, d));
+      return define(0, r);
+    }
+    if (op == "Mish") { // x * tanh(log(1 + exp(x)))
+      TRY_ASSIGN(a, binary("add", unary("exp", x), constant(x.dtype, 1)));
+      TRY_ASSIGN(r, binary("mul", x, unary("tanh", unary("log", a))));
+      return define(0, r);
+    }
+    if (op == "ThresholdedRelu") {
+      Val gt = compare("gt", x, broadcastTo(constant(x.dtype, attrFloat("alpha", 1)), x.shape));
+      TRY_ASSIGN(r, select(gt, x, zero));
+      return define(0, r);
+    }
+    // Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+    double alpha = attrFloat("alpha", 1);
+    TRY_ASSIGN(xa, binary("div", x, constant(x.dtype, alpha)));
+    TRY_ASSIGN(e, binary("sub", unary("exp", xa), constant(x.dtype, 1)));
+    TRY_ASSIGN(ea, binary("mul", e, constant(x.dtype, alpha)));
+    TRY_ASSIGN(lo, binary("min", ea, constant(x.dtype, 0)));
+    TRY_ASSIGN(hi, binary("max", x, constant(x.dtype, 0)));
+    TRY_ASSIGN(r, binary("add", hi, lo));
+    return define(0, r);
+  }
   if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" ||
-      op == "ReduceSumSquare") {
+      op == "ReduceSumSquare" || op == "ReduceL1" || op == "ReduceL2" ||
+      op == "ReduceLogSum" || op == "ReduceLogSumExp") {
     TRY_ASSIGN(x, input(0));
     bool keep = attrInt("keepdims", 1);
     std::vector<int64_t> axes;
@@ -1156,13 +1210,37 @@ absl::Status Importer::importNode() {
     if (!isFloat(x.dtype))
       return unsupported("integer reductions are not supported");
     Val in = x;
-    if (op == "ReduceSumSquare") {
+    if (op == "ReduceSumSquare" || op == "ReduceL2") {
       TRY_ASSIGN(sq, binary("mul", x, x));
       in = sq;
+    } else if (op == "ReduceL1") {
+      in = unary("abs", x);
+    }
+    if (op == "ReduceLogSumExp") {
+      // log(sum(exp(x - max))) + max: no overflow for large inputs.
+      TRY_ASSIGN(m, reduce("max", x, axes, true));
+      TRY_ASSIGN(d, binary("sub", x, m));
+      TRY_ASSIGN(s, reduce("sum", unary("exp", d), axes, true));
+      TRY_ASSIGN(l, binary("add", unary("log", s), m));
+      if (keep)
+        return define(0, l);
+      std::vector<int64_t> kept;
+      for (size_t dd = 0; dd < x.shape.size(); ++dd) {
+        bool reduced = false;
+        for (int64_t a : axes)
+          reduced |= (a < 0 ? a + static_cast<int64_t>(x.shape.size()) : a) == static_cast<int64_t>(dd);
+        if (!reduced)
+          kept.push_back(x.shape[dd]);
+      }
+      return define(0, reshape(l, kept));
     }
     const char *kind = op == "ReduceMax" ? "max" : op == "ReduceMin" ? "min"
                        : op == "ReduceMean" ? "mean" : "sum";
     TRY_ASSIGN(r, reduce(kind, in, axes, keep));
+    if (op == "ReduceL2")
+      return define(0, unary("sqrt", r));
+    if (op == "ReduceLogSum")
+      return define(0, unary("log", r));
     return define(0, r);
   }
   if (op == "Softmax" || op == "LogSoftmax") {
