@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusec/CodeGen/CodeGen.h"
+#include "fusec/CodeGen/RowPlan.h"
 #include "fusec/IR/Fusec.h"
 
 #include "absl/strings/str_cat.h"
@@ -1306,20 +1307,14 @@ absl::StatusOr<std::optional<GeneratedKernel>> KernelWriter::runRowsInRegisters(
   for (Value o : body.getTerminator()->getOperands())
     if (isFull(o))
       widest = std::max(widest, elemTypes(o.getType())->bytes);
-  rowVector = 16 / widest;
-  if (rowLength % rowVector != 0)
-    rowVector = 1;
-  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  groupThreads = 32;
-  while (groupThreads < 1024 && groupThreads * rowVector * options.rowChunks < rowLength)
-    groupThreads *= 2;
-  rowChunks = ceilDiv(rowLength, groupThreads * rowVector);
-  // Registers a thread holds: the packed words of every full operand.
-  int64_t words = 0;
+  std::vector<int64_t> inputBytes;
   for (BlockArgument a : fullArgs)
-    words += ceilDiv(rowChunks * rowVector * elemTypes(a.getType())->bytes, 4);
-  int64_t budget = groupThreads >= 1024 ? 32 : 64;
-  if (rowLength == 0 || rows == 0 || words > budget)
+    inputBytes.push_back(elemTypes(a.getType())->bytes);
+  RowPlan plan = planRow(rowLength, rows, widest, inputBytes, options.rowChunks);
+  rowVector = plan.vector;
+  groupThreads = plan.threads;
+  rowChunks = plan.chunks;
+  if (!plan.inRegisters)
     return std::optional<GeneratedKernel>();
   rowRegs = true;
 
@@ -1570,7 +1565,7 @@ absl::StatusOr<std::optional<GeneratedKernel>> KernelWriter::runRowsInRegisters(
   g.llvmDialect = absl::StrCat("module {\n", smemGlobal, "  llvm.func @", g.entry, "(", params,
                                ") attributes {", attrs, "} {\n", w.text, "  }\n}\n");
   g.block = block;
-  g.grid = std::clamp<int64_t>(ceilDiv(rows, rowsPerCta), 1, 132 * (2048 / block) * 4);
+  g.grid = std::clamp<int64_t>((rows + rowsPerCta - 1) / rowsPerCta, 1, 132 * (2048 / block) * 4);
   g.strategy = cta ? "row_cta" : "row_warp";
   return std::optional<GeneratedKernel>(std::move(g));
 }

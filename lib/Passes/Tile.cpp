@@ -1,6 +1,7 @@
 //===- Tile.cpp - Launch and tile parameters from the target ----*- C++ -*-===//
 
 #include "fusec/Passes/Passes.h"
+#include "fusec/CodeGen/RowPlan.h"
 #include "fusec/Target/Roofline.h"
 
 #include "mlir/IR/Builders.h"
@@ -100,46 +101,54 @@ Launch tileKernel(KernelOp kernel, const Target &t) {
       inner &= llvm::is_contained(dims, rank - 1 - static_cast<int64_t>(i));
     int64_t rows = tensorElements(in) / std::max<int64_t>(1, rowLength);
     l.rowLength = rowLength;
-    if (!inner) {
-      l.strategy = "column";
-      l.block = 256;
-      l.elementsPerThread = l.vector;
-      l.grid = ceilDiv(rows, l.block * l.vector);
-      l.regs = estimateRegs(kernel, l.elementsPerThread);
-      l.smemBytes = 0;
-      return l;
-    }
-    if (rowLength <= 1024) {
-      l.strategy = "row_warp";
-      l.block = 256;
-      l.rowsPerCta = l.block / 32;
-      l.elementsPerThread = ceilDiv(rowLength, 32);
-    } else {
-      // A CTA per row, about two 16-byte vectors a thread; the row stays in
-      // registers if they fit (per thread, and the CTA in the register file).
-      l.strategy = "row_cta";
-      l.block = std::clamp<int64_t>(ceilDiv(ceilDiv(rowLength, 2 * l.vector), 32) * 32, 128, 1024);
-      l.rowsPerCta = 1;
-      l.elementsPerThread = ceilDiv(rowLength, l.block);
-      int64_t regs = estimateRegs(kernel, l.elementsPerThread);
-      if (regs > 255 || regs * l.block > registerFile) {
-        // The row does not fit in registers: shared memory, or stream it.
-        l.elementsPerThread = l.vector;
-        int64_t rowBytes = rowLength * 4; // computed in f32
-        if (rowBytes + 1024 <= smemPerSm) {
-          l.strategy = "row_smem";
-          l.smemBytes = rowBytes;
-        } else {
-          l.strategy = "row_online";
-        }
-      }
-    }
-    l.grid = ceilDiv(rows, std::max<int64_t>(1, l.rowsPerCta));
-    // Cross-warp partials: one f32 per warp per reduction.
     int64_t reductions = 0;
     kernel.getBody().walk([&](ReduceOp) { ++reductions; });
-    l.smemBytes += (l.block / 32) * 4 * reductions;
+    // The full-shape boundary tensors (the reduction's domain) set the
+    // vector width; what the code generator builds (RowPlan.h for rows).
+    int64_t widest = 1;
+    std::vector<int64_t> inputBytes;
+    for (Value v : kernel.getInputs())
+      if (cast<RankedTensorType>(v.getType()).getShape() == in.getShape()) {
+        widest = std::max(widest, elementBytes(getElementTypeOrSelf(v.getType())));
+        inputBytes.push_back(elementBytes(getElementTypeOrSelf(v.getType())));
+      }
+    for (Value v : kernel.getResults())
+      if (cast<RankedTensorType>(v.getType()).getShape() == in.getShape())
+        widest = std::max(widest, elementBytes(getElementTypeOrSelf(v.getType())));
+    if (!inner) {
+      // Columns: a CTA of 8 warps x 32 column groups of `vector` columns;
+      // the warps split the reduced rows and meet in shared memory (f64
+      // partials, two parities).
+      int64_t innerExtent = 1;
+      for (int64_t d = dims.empty() ? rank : *std::max_element(dims.begin(), dims.end()) + 1;
+           d < rank; ++d)
+        innerExtent *= in.getDimSize(d);
+      l.strategy = "column";
+      l.block = 256;
+      l.vector = 16 / widest;
+      if (innerExtent % l.vector != 0)
+        l.vector = 1;
+      while (l.vector > 1 && 2 * reductions * 256 * l.vector * 8 > 40 * 1024)
+        l.vector /= 2;
+      l.elementsPerThread = l.vector;
+      l.grid = std::max<int64_t>(1, ceilDiv(ceilDiv(rows, l.vector), 32));
+      l.smemBytes = 2 * reductions * 256 * l.vector * 8;
+      l.regs = estimateRegs(kernel, l.elementsPerThread);
+      return l;
+    }
+    RowPlan plan = planRow(rowLength, rows, widest, inputBytes);
+    l.strategy = plan.strategy();
+    l.block = plan.block();
+    l.rowsPerCta = plan.rowsPerCta();
+    l.vector = plan.vector;
+    l.elementsPerThread = plan.inRegisters ? plan.chunks * plan.vector : 1;
+    l.grid = ceilDiv(rows, std::max<int64_t>(1, l.rowsPerCta));
+    // Cross-warp partials of a CTA per row: one f32 per warp slot per
+    // reduction, two parities.
+    l.smemBytes = plan.inRegisters && plan.threads > 32 ? 2 * reductions * 32 * 4 : 0;
     l.regs = estimateRegs(kernel, l.elementsPerThread);
+    (void)registerFile;
+    (void)smemPerSm;
     return l;
   }
 

@@ -210,16 +210,18 @@ def Tile : Pass<"fusec-tile", "::mlir::ModuleOp"> {
                 "target (fusec.launch on every fusec.kernel)";
   let description = [{
     Attaches `fusec.launch = {strategy, block, grid, vector, elements_per_thread,
-    rows_per_cta, smem_bytes, regs_estimate, ...}` to every `fusec.kernel`;
-    code generation reads it. docs/Passes.md gives the rules:
+    rows_per_cta, smem_bytes, regs_estimate, ...}` to every `fusec.kernel`:
+    the layout the code generator builds (one rule for both:
+    include/fusec/CodeGen/RowPlan.h for rows). The rules:
 
     - `vector`: elements per 16-byte access of the kernel's widest boundary
       tensor's element type; `elements_per_thread` a multiple of it.
-    - Reductions over the innermost dimensions: a warp per row for rows up to
-      1024 elements (`row_warp`), a CTA per row when the row fits in
-      registers (`row_cta`), in shared memory (`row_smem`), or else a
-      streaming online pass (`row_online`, online softmax / Welford).
-      Reductions over outer dimensions: `column`.
+    - Reductions over the innermost dimensions: the row held in registers,
+      by a warp (`row_warp`, up to 4 chunks of 16 bytes a lane) or a CTA of
+      up to 1024 threads (`row_cta`); rows too long for registers are
+      streamed by a warp (`row_stream`, online softmax / Welford).
+      Reductions over leading or middle dimensions: `column` (8 warps split
+      the reduced rows, f64 partials in shared memory).
     - Matmul kernels: a tensor-core tile (M x N x K) and pipeline depth that
       fit the target's shared memory.
     - `regs_estimate` is a count of live 32-bit values per thread; tiles are
