@@ -1,6 +1,8 @@
 // Memory-bound graphs of every kind fusec generates code for: elementwise
-// and broadcast, reductions over trailing dims (rows) and leading or middle
-// dims (columns), and data movement. Odd sizes on purpose (tails, partial tiles).
+// and broadcast, reductions over trailing dims (rows), leading or middle
+// dims (columns) and dims apart (mvn), data movement, and small matmuls with
+// their epilogues (the SIMT fallback). Odd sizes on purpose (tails, partial
+// tiles).
 //
 //   fusec-run examples/memory_bound.mlir --function=col_center           (GPU)
 //   fusec-run examples/memory_bound.mlir --function=col_center --reference
@@ -91,4 +93,32 @@ func.func @reshape_mul(%x: tensor<6x10xf32>, %y: tensor<60xf32>) -> tensor<60xf3
   %r = fusec.reshape %x : tensor<6x10xf32> -> tensor<60xf32>
   %0 = fusec.mul %r, %y : tensor<60xf32>
   return %0 : tensor<60xf32>
+}
+
+// MeanVarianceNormalization: mean and variance over dims 0, 2 and 3.
+func.func @mvn(%x: tensor<2x3x5x7xf32>) -> tensor<2x3x5x7xf32> {
+  %m = fusec.reduce mean %x dims [0, 2, 3] : tensor<2x3x5x7xf32> -> tensor<3xf32>
+  %mb = fusec.broadcast %m dims [1] : tensor<3xf32> -> tensor<2x3x5x7xf32>
+  %d = fusec.sub %x, %mb : tensor<2x3x5x7xf32>
+  %s = fusec.mul %d, %d : tensor<2x3x5x7xf32>
+  %v = fusec.reduce mean %s dims [0, 2, 3] : tensor<2x3x5x7xf32> -> tensor<3xf32>
+  %vb = fusec.broadcast %v dims [1] : tensor<3xf32> -> tensor<2x3x5x7xf32>
+  %r = fusec.rsqrt %vb : tensor<2x3x5x7xf32>
+  %y = fusec.mul %d, %r : tensor<2x3x5x7xf32>
+  return %y : tensor<2x3x5x7xf32>
+}
+
+// A batched matmul against a shared weight, with a bias and silu epilogue.
+func.func @matmul_bias_silu(%x: tensor<3x37x19xf32>, %w: tensor<19x23xf32>, %b: tensor<23xf32>) -> tensor<3x37x23xf32> {
+  %0 = fusec.matmul %x, %w : (tensor<3x37x19xf32>, tensor<19x23xf32>) -> tensor<3x37x23xf32>
+  %bb = fusec.broadcast %b dims [2] : tensor<23xf32> -> tensor<3x37x23xf32>
+  %1 = fusec.add %0, %bb : tensor<3x37x23xf32>
+  %2 = fusec.silu %1 : tensor<3x37x23xf32>
+  return %2 : tensor<3x37x23xf32>
+}
+
+// Transposed bf16 operands, f32 result.
+func.func @matmul_tt(%a: tensor<40x9xbf16>, %b: tensor<11x40xbf16>) -> tensor<9x11xf32> {
+  %0 = fusec.matmul %a, %b {transpose_lhs, transpose_rhs} : (tensor<40x9xbf16>, tensor<11x40xbf16>) -> tensor<9x11xf32>
+  return %0 : tensor<9x11xf32>
 }

@@ -181,6 +181,11 @@ private:
   /// dominate what follows the loop).
   llvm::DenseMap<std::pair<Value, int>, std::string> memo;
   std::vector<std::vector<std::pair<Value, int>>> scopes;
+  int loopCounter = 0; ///< unique labels of loops emitted inside eval
+  /// Reductions over dims that are not adjacent (runRows only): the kept
+  /// and the reduced dims of the domain, in order.
+  bool generalRows = false;
+  SmallVector<int64_t> keptDims, reducedDims;
   void remember(std::pair<Value, int> key, const std::string &name) {
     memo[key] = name;
     if (!scopes.empty())
@@ -256,11 +261,14 @@ absl::Status KernelWriter::check() {
       contiguous &= d == dims[0] + static_cast<int64_t>(i);
       rowLength *= in.getDimSize(d);
     }
-    if (!trailing && !contiguous)
-      return unimplemented(reductions[0], "reductions over non-adjacent "
-                                          "dimensions are not generated yet");
     rows = rowLength ? in.getNumElements() / rowLength : 0;
-    if (!trailing) {
+    if (!trailing && !contiguous) {
+      // Reduced dims apart (MeanVarianceNormalization's 0, 2, 3): a warp
+      // per kept position, each element found through its coordinates.
+      generalRows = true;
+      for (int64_t d = 0; d < rank; ++d)
+        (llvm::is_contained(dims, d) ? reducedDims : keptDims).push_back(d);
+    } else if (!trailing) {
       // Column reductions: the reduced dims lead, or sit between an outer
       // and an inner block: each "row" is a column, at a stride of the inner
       // block's size.
@@ -286,6 +294,11 @@ absl::Status KernelWriter::check() {
       if (!isa<FloatType>(getElementTypeOrSelf(r.getType())))
         return unimplemented(r, "integer reductions are not generated yet");
     SmallVector<int64_t> rowShape(in.getShape().take_front(rank - dims.size()));
+    if (generalRows) {
+      rowShape.clear();
+      for (int64_t d : keptDims)
+        rowShape.push_back(in.getDimSize(d));
+    }
     for (Value r : body.getTerminator()->getOperands()) {
       if (columnMode)
         break;
@@ -312,14 +325,20 @@ absl::Status KernelWriter::check() {
     if (auto c = dyn_cast<ConstantOp>(op)) {
       if (!isa<SplatElementsAttr>(c.getValue()))
         return unimplemented(&op, "only splat constants are generated yet");
+    } else if (auto mm = dyn_cast<MatmulOp>(op)) {
+      if (!reductions.empty())
+        return unimplemented(&op, "a matmul fused with a reduction is not "
+                                  "generated yet");
+      if (!isa<FloatType>(getElementTypeOrSelf(mm.getLhs().getType())))
+        return unimplemented(&op, "integer matmul is not generated yet");
     } else if (!isa<ReduceOp, CastOp, BroadcastOp, ReshapeOp, TransposeOp, SliceOp, ConcatOp,
                     GatherOp, CompareOp, SelectOp, AddOp, SubOp, MulOp,
                     DivOp, MaxOp, MinOp, PowOp, AndOp, OrOp, NotOp, NegOp,
                     AbsOp, SignOp, FloorOp, CeilOp, ExpOp, Exp2Op, LogOp,
                     TanhOp, ErfOp, SigmoidOp, RsqrtOp, SqrtOp>(op)) {
-      return unimplemented(&op, "matmul and attention are not generated yet "
-                                "(only elementwise, movement and reduction "
-                                "kernels are)");
+      return unimplemented(&op, "attention is not generated yet (only "
+                                "elementwise, movement, reduction and SIMT "
+                                "matmul kernels are)");
     }
     for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
       if (!elemTypes(v.getType()))
@@ -561,6 +580,49 @@ absl::StatusOr<std::string> KernelWriter::eval(Value v,
       result = w.def(absl::StrCat("llvm.mlir.constant(",
                                   splat.getSplatValue<APInt>().getSExtValue(), " : ",
                                   rt.compute, ") : ", rt.compute));
+  } else if (auto mm = dyn_cast<MatmulOp>(op)) {
+    // One output element: a loop over K with an f32 fused multiply-add
+    // (the SIMT fallback; tensor-core matmul is not generated yet). Values
+    // computed in the loop body stay in its scope.
+    auto lhs = cast<RankedTensorType>(mm.getLhs().getType()).getShape();
+    auto rhs = cast<RankedTensorType>(mm.getRhs().getType()).getShape();
+    auto c = coordinates(mainIndex, shape);
+    size_t r = shape.size();
+    int64_t kExtent = mm.getTransposeLhs() ? lhs[lhs.size() - 2] : lhs.back();
+    int id = loopCounter++;
+    std::string head = absl::StrCat("^mm", id), bodyLabel = absl::StrCat("^mmbody", id),
+                exit = absl::StrCat("^mmexit", id);
+    std::string k = absl::StrCat("%mmk", id), acc = absl::StrCat("%mmacc", id);
+    w.line(absl::StrCat("llvm.br ", head, "(", w.constI64(0), ", ", w.constF32(0),
+                        " : i64, f32)"));
+    w.label(absl::StrCat(head, "(", k, ": i64, ", acc, ": f32)"));
+    std::string more = w.def(absl::StrCat("llvm.icmp \"ult\" ", k, ", ",
+                                          w.constI64(kExtent), " : i64"));
+    w.line(absl::StrCat("llvm.cond_br ", more, ", ", bodyLabel, ", ", exit));
+    w.label(bodyLabel);
+    openScope();
+    // Batch coordinates align from the right; a batch dim of 1 broadcasts.
+    auto operandIndex = [&](ArrayRef<int64_t> s, const std::string &row,
+                            const std::string &col, bool transposed) {
+      std::vector<std::string> oc;
+      for (size_t i = 0; i + 2 < s.size(); ++i)
+        oc.push_back(s[i] == 1 ? w.constI64(0) : c[i + r - s.size()]);
+      oc.push_back(transposed ? col : row);
+      oc.push_back(transposed ? row : col);
+      return linearize(oc, s);
+    };
+    auto a = eval(mm.getLhs(), operandIndex(lhs, c[r - 2], k, mm.getTransposeLhs()), lane);
+    if (!a.ok())
+      return a;
+    auto b = eval(mm.getRhs(), operandIndex(rhs, k, c[r - 1], mm.getTransposeRhs()), lane);
+    if (!b.ok())
+      return b;
+    std::string next = w.intr("fma", {*a, *b, acc}, "f32");
+    closeScope();
+    std::string k2 = w.def(absl::StrCat("llvm.add ", k, ", ", w.constI64(1), " : i64"));
+    w.line(absl::StrCat("llvm.br ", head, "(", k2, ", ", next, " : i64, f32)"));
+    w.label(exit);
+    result = acc;
   } else if (isa<ReshapeOp>(op)) {
     // Row-major: the same flat index.
     auto in = eval(op->getOperand(0), mainIndex, lane);
@@ -828,7 +890,7 @@ absl::StatusOr<GeneratedKernel> KernelWriter::run() {
     return st;
   if (columnMode)
     return runColumns();
-  if (!reductions.empty()) {
+  if (!reductions.empty() && !generalRows) {
     auto inRegisters = runRowsInRegisters();
     if (!inRegisters.ok())
       return inRegisters.status();
@@ -836,6 +898,8 @@ absl::StatusOr<GeneratedKernel> KernelWriter::run() {
       return **inRegisters;
     return runRows();
   }
+  if (generalRows)
+    return runRows();
   Block &body = kernel.getBody().front();
   elements = 1;
   for (int64_t d : domain)
@@ -850,9 +914,15 @@ absl::StatusOr<GeneratedKernel> KernelWriter::run() {
   g.entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
   g.strategy = "elementwise";
   body.walk([&](Operation *op) {
-    if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp>(op))
+    if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp>(op) && g.strategy == "elementwise")
       g.strategy = "movement";
+    if (isa<MatmulOp>(op))
+      g.strategy = "matmul_simt";
   });
+  // A thread per output element of a matmul: its K loop is the work, so
+  // vector lanes would only multiply the code.
+  if (g.strategy == "matmul_simt")
+    vector = 1;
   std::vector<std::string> outNames;
   std::string params = declareParams(outNames);
 
@@ -998,6 +1068,28 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runRows() {
   std::string rowBase = w.def(absl::StrCat("llvm.mul %row, ", length, " : i64"));
   memo.clear();
   rowTotals.clear();
+  // The flat domain index of column `col` of this row: rowBase + col, or
+  // through the coordinates when the reduced dims are apart.
+  auto shapeOf = [&](ArrayRef<int64_t> ds) {
+    SmallVector<int64_t> s;
+    for (int64_t d : ds)
+      s.push_back(domain[d]);
+    return s;
+  };
+  std::vector<std::string> keptCoords;
+  if (generalRows)
+    keptCoords = coordinates("%row", shapeOf(keptDims));
+  auto element = [&](const std::string &col) {
+    if (!generalRows)
+      return w.def(absl::StrCat("llvm.add ", rowBase, ", ", col, " : i64"));
+    std::vector<std::string> rc = coordinates(col, shapeOf(reducedDims));
+    std::vector<std::string> all(domain.size());
+    for (auto [i, d] : llvm::enumerate(keptDims))
+      all[d] = keptCoords[i];
+    for (auto [i, d] : llvm::enumerate(reducedDims))
+      all[d] = rc[i];
+    return linearize(all, domain);
+  };
 
   // Pairs of reductions that one pass computes: softmax's max and sum of
   // exp(x - max) (online softmax: a running max, the sum rescaled when it
@@ -1099,7 +1191,7 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runRows() {
       w.line(absl::StrCat("llvm.cond_br ", inRow, ", ", bodyLabel, ", ", exit));
       w.label(bodyLabel);
       openScope();
-      std::string idx = w.def(absl::StrCat("llvm.add ", rowBase, ", ", col, " : i64"));
+      std::string idx = element(col);
       auto x = eval(a.getInput(), idx, 0);
       if (!x.ok())
         return x.status();
@@ -1151,7 +1243,7 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runRows() {
     w.line(absl::StrCat("llvm.cond_br ", inRow, ", ", bodyLabel, ", ", exit));
     w.label(bodyLabel);
     openScope();
-    std::string idx = w.def(absl::StrCat("llvm.add ", rowBase, ", ", col, " : i64"));
+    std::string idx = element(col);
     auto val = eval(r.getInput(), idx, 0);
     if (!val.ok())
       return val.status();
@@ -1183,7 +1275,7 @@ absl::StatusOr<GeneratedKernel> KernelWriter::runRows() {
     w.line(absl::StrCat("llvm.cond_br ", inRow, ", ^outbody, ^outexit"));
     w.label("^outbody");
     openScope();
-    std::string idx = w.def(absl::StrCat("llvm.add ", rowBase, ", %ocol : i64"));
+    std::string idx = element("%ocol");
     for (unsigned i : full) {
       Value o = body.getTerminator()->getOperand(i);
       auto val = eval(o, idx, 0);

@@ -397,9 +397,8 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
     if (!ptx)
       return absl::UnimplementedError(absl::StrCat(
           where(&op), " has no 'fusec.ptx': fusec generates code for "
-                      "elementwise, movement and reduction kernels (over "
-                      "adjacent dims), not yet for matmul, attention or "
-                      "reductions over non-adjacent dims; "
+                      "elementwise, movement, reduction and (SIMT) matmul "
+                      "kernels, not yet for attention or fp8; "
                       "--fusec-codegen=\"remarks=true\" says why"));
     for (StringRef name : {"fusec.grid", "fusec.block"})
       if (auto d = dim3Attr(kernel, name); !d.ok())

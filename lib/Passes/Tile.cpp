@@ -115,6 +115,21 @@ Launch tileKernel(KernelOp kernel, const Target &t) {
     for (Value v : kernel.getResults())
       if (cast<RankedTensorType>(v.getType()).getShape() == in.getShape())
         widest = std::max(widest, elementBytes(getElementTypeOrSelf(v.getType())));
+    bool adjacent = true;
+    for (int64_t d : dims)
+      adjacent &= d >= *std::min_element(dims.begin(), dims.end()) &&
+                  d < *std::min_element(dims.begin(), dims.end()) +
+                          static_cast<int64_t>(dims.size());
+    if (!inner && !adjacent) {
+      // Reduced dims apart: a warp per kept position, 8 a CTA, elements
+      // found through their coordinates (the code generator's runRows).
+      l.strategy = "row_stream";
+      l.block = 256;
+      l.elementsPerThread = 1;
+      l.grid = std::clamp<int64_t>(ceilDiv(rows, 8), 1, 132 * 32);
+      l.regs = estimateRegs(kernel, 1);
+      return l;
+    }
     if (!inner) {
       // Columns: a CTA of 8 warps x 32 column groups of `vector` columns;
       // the warps split the reduced rows and meet in shared memory (f64

@@ -12,6 +12,7 @@
 #include "fusec/Passes/Passes.h"
 #include "fusec/Target/Roofline.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -168,10 +169,18 @@ int main(int argc, char **argv) {
       output->os() << "// fusec kernel " << (k.getName() ? k.getName()->str() : "")
                    << "\n" << ptx.getValue() << "\n";
     });
+    // Ops the pipeline left outside any kernel (attention today) have no
+    // code either.
+    module->walk([&](func::FuncOp f) {
+      for (Operation &op : f.getBody().front())
+        if (!isa<fusec::KernelOp, fusec::ConstantOp, fusec::ReshapeOp, func::ReturnOp>(op))
+          missing += (missing.empty() ? "" : ", ") + op.getName().getStringRef().str();
+    });
     if (!missing.empty())
       return fail("--emit=ptx: no code generation yet for kernel(s) " + missing +
-                  " (fusec generates elementwise, movement and reduction kernels; "
-                  "matmul and attention come later; --emit=kernels shows them)");
+                  " (fusec generates elementwise, movement, reduction and SIMT "
+                  "matmul kernels; attention and fp8 come later; --emit=kernels "
+                  "shows them)");
     output->keep();
     return 0;
   }

@@ -5,8 +5,11 @@
 // elementwise and broadcast kernels with several outputs, movement (reshape,
 // transpose, slice, concat, gather as index maps), float reductions over the
 // trailing dims (the row held in registers, or streamed with online softmax
-// and Welford) and over leading or middle dims (columns). Matmul, attention,
-// reductions over non-adjacent dims and fp8 are refused with kUnimplemented.
+// and Welford), over leading or middle dims (columns) and over dims apart
+// (a warp per kept position, elements found by their coordinates), and
+// float matmuls with their epilogues as a SIMT fallback (a thread per output
+// element, an f32 fma loop over K). Attention and fp8 are refused with
+// kUnimplemented.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,7 +58,9 @@ struct GeneratedKernel {
   /// How the kernel iterates: "elementwise"; "row_warp" / "row_cta" (a warp
   /// or a CTA per row, the row held in registers and read once);
   /// "row_stream" (a warp per row, one pass over the row per reduction, for
-  /// rows too long for registers).
+  /// rows too long for registers, or reduced dims apart); "column";
+  /// "movement"; "matmul_simt" (a thread per output element; no tensor
+  /// cores).
   std::string strategy = "elementwise";
 };
 

@@ -30,7 +30,8 @@
 // IR: fusec.kernel "k0_add_add"{{.*}}fusec.block = array<i64: 256>, fusec.cache_hints = ["stream", "stream", "stream"], fusec.entry = "k0_add_add", fusec.grid = array<i64: 1>
 // IR-SAME: fusec.ptx = "
 // REMARK: remark: generated 'k0_reduce' for sm_90a: column, grid 2 x block 256
-// REMARK: remark: no PTX generated: {{.*}}'fusec.reduce': reductions over non-adjacent dimensions are not generated yet
+// REMARK: remark: generated 'k0_reduce' for sm_90a: row_stream, grid 1 x block 256
+// REMARK: remark: no PTX generated: {{.*}}fp8 element types are not generated yet
 
 // F32: .target sm_90a
 // F32: .visible .entry k0_add_add(
@@ -78,10 +79,24 @@ func.func @column_sum(%x: tensor<64x256xf32>) -> tensor<256xf32> {
   return %0 : tensor<256xf32>
 }
 
-// Reductions over non-adjacent dimensions are not generated yet.
+// Reductions over dims apart: a warp per kept position (row_stream), each
+// element's address from its coordinates (the column's remainder by 16 for
+// dim 2, its quotient for dim 0, at a stride of 512 bytes).
+// RUN: FileCheck %s --check-prefix=SPLIT < %t/on/split_sum.k0_reduce.ptx
+// SPLIT: .visible .entry k0_reduce(
+// SPLIT: and.b32 {{.*}}, 15;
+// SPLIT: and.b64 {{.*}}, 512;
+// SPLIT: shfl.sync.bfly.b32
+// SPLIT-NOT: .local
 func.func @split_sum(%x: tensor<4x8x16xf32>) -> tensor<8xf32> {
   %0 = fusec.reduce sum %x dims [0, 2] : tensor<4x8x16xf32> -> tensor<8xf32>
   return %0 : tensor<8xf32>
+}
+
+// fp8 is not generated yet.
+func.func @to_fp8(%x: tensor<64xf32>) -> tensor<64xf8E4M3FN> {
+  %0 = fusec.cast %x : tensor<64xf32> to tensor<64xf8E4M3FN>
+  return %0 : tensor<64xf8E4M3FN>
 }
 
 // A row reduction, rows of 1024 bf16: a warp per row, the row held in
