@@ -21,11 +21,22 @@ fi
 TOOLS=${FUSEC_GPU_TOOLS:-"fusec-opt fusec-run fusec-runtime-tests fusec-jit-tests fusec-calibrate"}
 # shellcheck disable=SC2086
 ninja -C "$B" $TOOLS
+# The nvcc-built runtime kernels (the attention intrinsic's library and
+# test), when this machine has nvcc.
+kernels=0
+if ninja -C "$B" -t targets all 2>/dev/null | grep -q '^fusec-runtime-kernels:'; then
+  ninja -C "$B" fusec-runtime-kernels
+  kernels=1
+fi
 rm -rf .device/bin .device/lib .device/bin.tar.xz .device/onnx-node.tar.xz && mkdir -p .device/bin .device/lib
 for t in $TOOLS; do
   strip -o ".device/bin/$t" "$B/bin/$t"
 done
 cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .device/lib/
+if [ $kernels = 1 ]; then
+  strip -o .device/bin/fusec-attention-tests "$B/bin/fusec-attention-tests"
+  cp "$B/lib/libfusec_attention.so" .device/lib/
+fi
 # The ONNX backend node tests (libonnx-testdata, ~1.2 MB as xz) for the GPU
 # path of the conformance run (bench/onnx-gpu.sh).
 if [ -d /usr/share/libonnx-testdata/data/node ]; then

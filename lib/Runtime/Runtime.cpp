@@ -403,6 +403,12 @@ absl::Status DeviceBuffer::fill(uint8_t byte) {
   if (bytes == 0)
     return absl::OkStatus();
   FUSEC_CU(d, cuMemsetD8(ptr, byte, bytes), "cuMemsetD8");
+  // cuMemsetD8 runs on the legacy stream, asynchronously to the host, and
+  // fusec's streams do not wait for that stream (CU_STREAM_NON_BLOCKING):
+  // finish it here, so work queued after fill() sees the bytes. (A kernel
+  // writing an output after a pending poison fill lost its result under
+  // load: the ONNX conformance with 16 processes on the H200.)
+  FUSEC_CU(d, cuCtxSynchronize(), "cuCtxSynchronize after cuMemsetD8");
   return absl::OkStatus();
 }
 

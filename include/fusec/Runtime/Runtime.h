@@ -73,6 +73,8 @@ public:
                           Stream *stream = nullptr) const;
   absl::Status copyFrom(const DeviceBuffer &src, int64_t bytes,
                         Stream *stream = nullptr);
+  /// Sets every byte; complete when it returns (before any stream's later
+  /// work).
   absl::Status fill(uint8_t byte);
 
   /// The CUdeviceptr.

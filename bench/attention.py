@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""The attention intrinsic against torch SDPA on the GPU (issue #8).
+
+Loads libfusec_attention.so (runtime_kernels/, C entry point
+fusec_attention_forward) beside torch, so both run on the same tensors in
+the same process:
+
+1. correctness: many shapes (ragged lengths, causal edges, GQA, every head
+   dim, bf16 and f16, every FA4 flag) against a float32 reference computed
+   by torch on the GPU; the error must stay within twice SDPA's own error
+   against the same reference (or 1e-2 / 2e-3 absolute for bf16 / f16);
+2. speed: the shapes of ../shared/BENCHMARKS.md, bf16, TFLOP/s =
+   4·B·H·S²·D (halved when causal) / median time, for each flag set of the
+   intrinsic and for SDPA with its cuDNN and flash backends.
+
+  FUSEC_ATTENTION_LIB=build/lib/libfusec_attention.so python3 bench/attention.py --json out.json
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+COND, POLY, PINGPONG, PIPELINE = 1, 2, 4, 8
+FLAG_SETS = {
+    "base": 0,
+    "cond": COND,
+    "poly": POLY,
+    "pingpong": PINGPONG,
+    "pipeline": PIPELINE,
+    "pp+pipe": PINGPONG | PIPELINE,
+    "pp+pipe+cond": PINGPONG | PIPELINE | COND,
+    "all": COND | POLY | PINGPONG | PIPELINE,
+}
+
+
+def load():
+    path = os.environ.get("FUSEC_ATTENTION_LIB", "build/lib/libfusec_attention.so")
+    lib = ctypes.CDLL(path)
+    lib.fusec_attention_forward.restype = ctypes.c_int
+    lib.fusec_attention_forward.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int] * 6 + [
+        ctypes.c_float, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+    lib.fusec_attention_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+def fusec_attention(lib, q, k, v, causal, scale, flags, out=None, lse=None):
+    b, hq, sq, d = q.shape
+    hkv, skv = k.shape[1], k.shape[2]
+    if out is None:
+        out = torch.empty_like(q)
+    if lse is None:
+        lse = torch.empty((b, hq, sq), device=q.device, dtype=torch.float32)
+    rc = lib.fusec_attention_forward(
+        q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
+        b, hq, hkv, sq, skv, d, scale, int(causal), 1 if q.dtype == torch.float16 else 0,
+        flags, torch.cuda.current_stream().cuda_stream)
+    if rc != 0:
+        raise RuntimeError(lib.fusec_attention_last_error().decode())
+    return out, lse
+
+
+def reference(q, k, v, causal, scale):
+    """float32 softmax(QKᵀ·scale)V and logsumexp; rows that see no key give 0
+    and -inf."""
+    hq, hkv = q.shape[1], k.shape[1]
+    kf = k.float().repeat_interleave(hq // hkv, dim=1)
+    vf = v.float().repeat_interleave(hq // hkv, dim=1)
+    s = torch.matmul(q.float(), kf.transpose(-1, -2)) * scale
+    sq, skv = q.shape[2], k.shape[2]
+    if causal:
+        i = torch.arange(sq, device=q.device)[:, None]
+        j = torch.arange(skv, device=q.device)[None, :]
+        s = s.masked_fill(j > i + (skv - sq), float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None])
+    p = torch.nan_to_num(p, nan=0.0)
+    return torch.matmul(p, vf), lse
+
+
+def sdpa(q, k, v, causal, scale, backend):
+    hq, hkv = q.shape[1], k.shape[1]
+    if hq != hkv:
+        k = k.repeat_interleave(hq // hkv, dim=1)
+        v = v.repeat_interleave(hq // hkv, dim=1)
+    with sdpa_kernel(backend):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+
+
+def correctness(lib):
+    cases = []
+    for d in (64, 128, 256):
+        for causal in (False, True):
+            for dt in (torch.bfloat16, torch.float16):
+                cases += [(2, 4, 4, 512, 512, d, causal, dt), (1, 8, 2, 333, 333, d, causal, dt),
+                          (1, 2, 1, 129, 1000, d, causal, dt), (3, 2, 2, 1, 77, d, causal, dt),
+                          (1, 2, 2, 1031, 1031, d, causal, dt)]
+        cases += [(1, 4, 1, 700, 300, d, True, torch.bfloat16),  # rows that see nothing
+                  (1, 2, 2, 4096, 4096, d, True, torch.bfloat16)]
+    results, failures = [], 0
+    for (b, hq, hkv, sq, skv, d, causal, dt) in cases:
+        torch.manual_seed(len(results))
+        q = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
+        k = torch.randn(b, hkv, skv, d, device="cuda", dtype=dt)
+        v = torch.randn(b, hkv, skv, d, device="cuda", dtype=dt)
+        scale = 1.0 / math.sqrt(d)
+        ref, ref_lse = reference(q, k, v, causal, scale)
+        bound = 1e-2 if dt == torch.bfloat16 else 2e-3
+        if not (causal and sq > skv):
+            base = (sdpa(q, k, v, causal, scale, [SDPBackend.MATH]).float() - ref).abs().max().item()
+            bound = max(bound, 2 * base)
+        for name, flags in FLAG_SETS.items():
+            out, lse = fusec_attention(lib, q, k, v, causal, scale, flags)
+            torch.cuda.synchronize()
+            err = (out.float() - ref).abs().max().item()
+            finite = torch.isfinite(ref_lse)
+            lse_err = (lse[finite] - ref_lse[finite]).abs().max().item() if finite.any() else 0.0
+            lse_ok = bool((lse[~finite] == float("-inf")).all())
+            ok = err <= bound and lse_err <= 1e-3 and lse_ok and math.isfinite(err)
+            failures += not ok
+            results.append(dict(b=b, hq=hq, hkv=hkv, sq=sq, skv=skv, d=d, causal=causal,
+                                dtype=str(dt).split(".")[-1], flags=name, max_err=err,
+                                bound=bound, lse_err=lse_err, ok=ok))
+            if not ok:
+                print(f"FAIL {results[-1]}", flush=True)
+    print(f"correctness: {len(results) - failures} of {len(results)} passed", flush=True)
+    return results, failures
+
+
+def timeit(fn, iters=20, warmup=5):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def speed(lib, flag_sets):
+    shapes = [(4, 32, 4096, 128), (2, 32, 8192, 128), (16, 32, 1024, 128), (4, 32, 4096, 64),
+              (8, 16, 4096, 256)]
+    rows = []
+    for (b, h, s, d) in shapes:
+        for causal in (False, True):
+            q = torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
+            k = torch.randn_like(q)
+            v = torch.randn_like(q)
+            scale = 1.0 / math.sqrt(d)
+            flops = 4 * b * h * s * s * d / (2 if causal else 1)
+            row = dict(b=b, h=h, s=s, d=d, causal=causal)
+            out = torch.empty_like(q)
+            lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
+            for name, flags in flag_sets.items():
+                ms = timeit(lambda: fusec_attention(lib, q, k, v, causal, scale, flags, out, lse))
+                row[f"fusec[{name}]"] = flops / ms / 1e9
+            for name, backend in (("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION),
+                                  ("sdpa_flash", SDPBackend.FLASH_ATTENTION)):
+                try:
+                    ms = timeit(lambda: sdpa(q, k, v, causal, scale, [backend]))
+                    row[name] = flops / ms / 1e9
+                except Exception as e:  # a backend that refuses the shape
+                    row[name] = None
+                    print(f"{name} unavailable for {row}: {e}", flush=True)
+            best = max((key for key in row if key.startswith("fusec[")), key=lambda key: row[key])
+            row["fusec_best"] = best
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            del q, k, v, out, lse
+            torch.cuda.empty_cache()
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--no-correctness", action="store_true")
+    args = ap.parse_args()
+    lib = load()
+    print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
+    result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
+    failures = 0
+    if not args.no_correctness:
+        result["correctness"], failures = correctness(lib)
+    if not args.no_speed:
+        result["speed"] = speed(lib, FLAG_SETS)
+        print()
+        fmt = lambda x: f"{x:.0f}" if x else "-"
+        print("TFLOP/s, bf16          | " + " | ".join(FLAG_SETS) + " | cuDNN | flash | best/cuDNN")
+        for r in result["speed"]:
+            cu, best = r["sdpa_cudnn"], r[r["fusec_best"]]
+            print(f"{r['b']}x{r['h']}x{r['s']}x{r['d']} {'causal' if r['causal'] else 'full  '} | "
+                  + " | ".join(fmt(r[f"fusec[{n}]"]) for n in FLAG_SETS)
+                  + f" | {fmt(cu)} | {fmt(r['sdpa_flash'])} | "
+                  + (f"{best / cu:.2f}x" if cu else "-"))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

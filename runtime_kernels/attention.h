@@ -1,0 +1,54 @@
+//===- attention.h - The attention forward intrinsic ------------*- C++ -*-===//
+//
+// The host interface of runtime_kernels/attention_sm90.cu. Q [B, Hq, Sq, D],
+// K and V [B, Hkv, Skv, D], O like Q (bf16 or f16, contiguous, 16-byte
+// aligned), LSE [B, Hq, Sq] f32 (natural log; may be null).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_RUNTIME_KERNELS_ATTENTION_H
+#define FUSEC_RUNTIME_KERNELS_ATTENTION_H
+
+#include <cuda_runtime.h>
+
+namespace fusec::attention {
+
+enum Dtype { kBf16 = 0, kF16 = 1 };
+/// FlashAttention-4-style options, measured one by one (bench/attention.py).
+enum Flags {
+  kCondRescale = 1, ///< rescale O only when the row max grows past 2^8
+  kPolyExp2 = 2,    ///< exp2 of one column in four by a polynomial on the FMA units
+  kPingPong = 4,    ///< the two consumer warpgroups take turns at the tensor cores
+  kPipeline = 8,    ///< a warpgroup's S GEMM of block j+1 overlaps its PV GEMM of block j
+  kAllFlags = 15,
+};
+
+struct Problem {
+  const void *q, *k, *v;
+  void *o;
+  float *lse;
+  int batch, heads, kvHeads, sq, skv, headDim;
+  float scale;
+  bool causal;
+  int dtype; ///< Dtype
+  int flags; ///< Flags
+};
+
+/// 0, or 1 with lastErrorMessage() saying what is wrong with the problem.
+int validate(const Problem &problem);
+/// Validates and launches on `stream`; 0 or 1 (lastErrorMessage()).
+int forward(const Problem &problem, cudaStream_t stream);
+const char *lastErrorMessage();
+
+} // namespace fusec::attention
+
+extern "C" {
+/// The C entry point (ctypes, dlsym): returns 0, or 1 with
+/// fusec_attention_last_error() saying why.
+int fusec_attention_forward(const void *q, const void *k, const void *v, void *o, float *lse,
+                            int batch, int heads, int kvHeads, int sq, int skv, int headDim,
+                            float scale, int causal, int dtype, int flags, void *stream);
+const char *fusec_attention_last_error();
+}
+
+#endif // FUSEC_RUNTIME_KERNELS_ATTENTION_H

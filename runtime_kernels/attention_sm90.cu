@@ -1,0 +1,624 @@
+//===- attention_sm90.cu - FlashAttention forward for Hopper ---*- CUDA -*-===//
+//
+// softmax(Q Kᵀ · scale) V for bf16 / fp16, head dims 64, 128 and 256,
+// causal or not, grouped-query attention, any sequence lengths; writes O and
+// the logsumexp (natural log) of every row. Layouts: Q [B, Hq, Sq, D], K and
+// V [B, Hkv, Skv, D], O like Q, LSE [B, Hq, Sq] f32, all contiguous.
+//
+// A CTA computes 128 query rows of one head with three warpgroups:
+//  * a producer warpgroup (its registers given back with setmaxnreg) whose
+//    one thread issues TMA loads of Q once and of K and V blocks into a
+//    ring of three stages (two for D = 256), each stage with a "full"
+//    mbarrier (TMA bytes) and an "empty" mbarrier (the consumers are done
+//    with it) per operand, so K is refilled as soon as S is computed;
+//  * two consumer warpgroups of 64 rows each: S = Q Kᵀ by wgmma from shared
+//    memory, the online softmax in registers, P converted in registers to
+//    wgmma's A fragment, O += P V by wgmma with V read transposed from
+//    shared memory. The two warpgroups run out of phase (ping-pong: named
+//    barriers hand the tensor cores from one to the other, so one's softmax
+//    overlaps the other's GEMMs) when Flags::pingPong is set.
+// FlashAttention-4's ideas, each a flag measured on and off
+// (bench/attention.py): conditional rescaling (the running max a row uses
+// moves only when the true max passes it by more than 2^8, so most blocks
+// skip rescaling O), and exp2 computed for one column in `polyEvery` by a
+// polynomial on the FMA units instead of the SFU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attention.h"
+#include "sm90_ptx.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace fusec::attention {
+namespace {
+
+using namespace fusec::ptx;
+
+constexpr int kBlockM = 128;
+constexpr int kThreads = 384;
+
+struct KernelParams {
+  void *o;
+  float *lse;
+  int sq, skv, hq, groups; // groups = Hq / Hkv
+  int hkv, mBlocks;
+  float scaleLog2; // softmax scale * log2(e)
+  int causal;
+  int offset; // Skv - Sq: row i sees columns j <= i + offset
+};
+
+template <int D> struct Config {
+  static constexpr int kBlockN = D <= 128 ? 128 : 64;
+  // Three stages where shared memory allows (D <= 128: 224 KiB), two for
+  // D = 256.
+  static constexpr int kStages = D <= 128 ? 3 : 2;
+  static constexpr int kColBlocks = D / 64; // 64-element (128-byte) column blocks
+  static constexpr int kQBytes = kBlockM * D * 2;
+  static constexpr int kKVBytes = kBlockN * D * 2;
+  static constexpr int kBarriers = 1 + 4 * kStages;
+  static constexpr int kSmemBytes =
+      1024 /* alignment slack */ + kQBytes + 2 * kStages * kKVBytes + 8 * kBarriers;
+};
+
+template <bool F16> struct Elem;
+template <> struct Elem<false> {
+  using T = __nv_bfloat16;
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+  }
+};
+template <> struct Elem<true> {
+  using T = __half;
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+  }
+};
+
+__device__ __forceinline__ float warpMax4(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffff, x, 2));
+}
+__device__ __forceinline__ float warpSum4(float x) {
+  x += __shfl_xor_sync(0xffffffff, x, 1);
+  return x + __shfl_xor_sync(0xffffffff, x, 2);
+}
+
+template <int D, bool F16, bool CondRescale, int PolyEvery, bool PingPong, bool Pipelined>
+__global__ void __launch_bounds__(kThreads, 1)
+    attentionKernel(const __grid_constant__ CUtensorMap tmQ,
+                    const __grid_constant__ CUtensorMap tmK,
+                    const __grid_constant__ CUtensorMap tmV, const KernelParams p) {
+  using C = Config<D>;
+  constexpr int BN = C::kBlockN;
+  extern __shared__ uint8_t smemRaw[];
+  uint8_t *smem = reinterpret_cast<uint8_t *>(
+      (reinterpret_cast<uintptr_t>(smemRaw) + 1023) & ~static_cast<uintptr_t>(1023));
+  uint8_t *sQ = smem;
+  uint8_t *sK = sQ + C::kQBytes;
+  uint8_t *sV = sK + C::kStages * C::kKVBytes;
+  uint64_t *bars = reinterpret_cast<uint64_t *>(sV + C::kStages * C::kKVBytes);
+  uint64_t *barQ = bars;
+  uint64_t *fullK = bars + 1, *fullV = bars + 1 + C::kStages,
+           *emptyK = bars + 1 + 2 * C::kStages, *emptyV = bars + 1 + 3 * C::kStages;
+
+  const int wg = threadIdx.x / 128;
+  const int t = threadIdx.x % 128;
+  // Longest (causal) blocks first.
+  const int mBlock = p.mBlocks - 1 - static_cast<int>(blockIdx.x);
+  const int bh = blockIdx.y;
+  const int b = bh / p.hq, h = bh % p.hq;
+  const int bhKv = b * p.hkv + h / p.groups;
+  const int m0 = mBlock * kBlockM;
+  int nEnd = p.skv;
+  if (p.causal)
+    nEnd = min(nEnd, m0 + kBlockM + p.offset);
+  const int nBlocks = nEnd > 0 ? (nEnd + BN - 1) / BN : 0;
+
+  if (threadIdx.x == 0) {
+    mbarrierInit(barQ, 1);
+    for (int s = 0; s < C::kStages; ++s) {
+      mbarrierInit(&fullK[s], 1);
+      mbarrierInit(&fullV[s], 1);
+      mbarrierInit(&emptyK[s], 256);
+      mbarrierInit(&emptyV[s], 256);
+    }
+    fenceBarrierInit();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // Producer.
+    setMaxRegsDec<40>();
+    if (t == 0) {
+      prefetchTensorMap(&tmQ);
+      prefetchTensorMap(&tmK);
+      prefetchTensorMap(&tmV);
+      mbarrierArriveExpectTx(barQ, C::kQBytes);
+#pragma unroll
+      for (int c = 0; c < C::kColBlocks; ++c)
+        tmaLoad3d(sQ + c * kBlockM * 128, &tmQ, barQ, c * 64, m0, bh);
+      for (int it = 0; it < nBlocks; ++it) {
+        int s = it % C::kStages;
+        if (it >= C::kStages)
+          mbarrierWait(&emptyK[s], ((it / C::kStages) - 1) & 1);
+        mbarrierArriveExpectTx(&fullK[s], C::kKVBytes);
+#pragma unroll
+        for (int c = 0; c < C::kColBlocks; ++c)
+          tmaLoad3d(sK + s * C::kKVBytes + c * BN * 128, &tmK, &fullK[s], c * 64, it * BN, bhKv);
+        if (it >= C::kStages)
+          mbarrierWait(&emptyV[s], ((it / C::kStages) - 1) & 1);
+        mbarrierArriveExpectTx(&fullV[s], C::kKVBytes);
+#pragma unroll
+        for (int c = 0; c < C::kColBlocks; ++c)
+          tmaLoad3d(sV + s * C::kKVBytes + c * BN * 128, &tmV, &fullV[s], c * 64, it * BN, bhKv);
+      }
+    }
+    return;
+  }
+
+  // Consumers.
+  setMaxRegsInc<232>();
+  const int cw = wg - 1; // 0 or 1: rows [cw * 64, cw * 64 + 64) of the tile
+  const int warp = t / 32, lane = t % 32;
+  const int rowBase = m0 + cw * 64 + warp * 16 + lane / 4; // and + 8
+  const float sl2 = p.scaleLog2;
+  constexpr float kNegInf = -INFINITY;
+
+  float o[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i)
+    o[i] = 0.0f;
+  float rowMax[2] = {kNegInf, kNegInf}, rowSum[2] = {0.0f, 0.0f};
+
+  // The wgmma descriptors of stage s, all computed before any wgmma is
+  // issued (ptxas serializes wgmmas whose inputs, descriptors included, are
+  // defined between the issue and the wait).
+  struct Descriptors {
+    uint64_t q[D / 16], k[D / 16], v[BN / 16];
+  };
+  auto descriptors = [&](int s) {
+    Descriptors d;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const int c = kk / 4, within = kk % 4;
+      d.q[kk] = matrixDescriptor(sQ + c * kBlockM * 128 + cw * 64 * 128 + within * 32, 16, 1024);
+      d.k[kk] = matrixDescriptor(sK + s * C::kKVBytes + c * BN * 128 + within * 32, 16, 1024);
+    }
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk)
+      d.v[kk] = matrixDescriptor(sV + s * C::kKVBytes + kk * 16 * 128, BN * 128, 1024);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      asm volatile("" : "+l"(d.q[kk]), "+l"(d.k[kk]));
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk)
+      asm volatile("" : "+l"(d.v[kk]));
+    return d;
+  };
+  // S = Q K^T, issued (the caller commits and waits).
+  auto issueS = [&](float (&sacc)[BN / 2], const Descriptors &d) {
+    wgmmaFence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      wgmma_ss<BN, F16>(sacc, d.q[kk], d.k[kk], kk > 0 ? 1 : 0);
+  };
+  // O += P V, issued.
+  auto issuePV = [&](const uint32_t (&pa)[BN / 16][4], const Descriptors &d) {
+    wgmmaFence();
+#pragma unroll
+    for (int kk = 0; kk < BN / 16; ++kk)
+      wgmma_rs<D, F16>(o, pa[kk], d.v[kk], 1);
+  };
+  // The online softmax of block `it`: masks S, moves the running max (or,
+  // with CondRescale, only when it grows past 2^8), writes P to `pa` and
+  // returns in `factor` what O must be multiplied by (`rescale` false when
+  // no row of the warp needs it).
+  auto softmax = [&](const float (&acc)[BN / 2], int it, uint32_t (&pa)[BN / 16][4],
+                     float (&factor)[2], bool &rescale) {
+    const int n0 = it * BN;
+    // Columns past Skv, or past the diagonal, are -inf. (A copy: the
+    // accumulator registers are not written while a wgmma is in flight,
+    // which would make ptxas serialize the pipeline.)
+    float sacc[BN / 2];
+#pragma unroll
+    for (int x = 0; x < BN / 2; ++x)
+      sacc[x] = acc[x];
+    const bool needMask =
+        n0 + BN > p.skv || (p.causal && n0 + BN - 1 > m0 + cw * 64 + p.offset);
+    if (needMask) {
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            int col = n0 + 8 * j + 2 * (lane % 4) + e;
+            int row = rowBase + 8 * i;
+            if (col >= p.skv || (p.causal && col > row + p.offset))
+              sacc[4 * j + 2 * i + e] = kNegInf;
+          }
+    }
+    float blockMax[2] = {kNegInf, kNegInf};
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        blockMax[i] = fmaxf(blockMax[i], fmaxf(sacc[4 * j + 2 * i], sacc[4 * j + 2 * i + 1]));
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      blockMax[i] = warpMax4(blockMax[i]);
+      factor[i] = 1.0f;
+    }
+    rescale = true;
+    if constexpr (CondRescale) {
+      // Values up to 2^8 above the reference max are exact enough in f32
+      // sums and in bf16 P.
+      bool need[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        need[i] = blockMax[i] != kNegInf &&
+                  (rowMax[i] == kNegInf || (blockMax[i] - rowMax[i]) * sl2 > 8.0f);
+      rescale = __any_sync(0xffffffff, need[0] || need[1]);
+      if (rescale) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          float m = need[i] ? fmaxf(rowMax[i], blockMax[i]) : rowMax[i];
+          factor[i] = need[i] && rowMax[i] != kNegInf ? ex2((rowMax[i] - m) * sl2) : 1.0f;
+          rowMax[i] = m;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        float m = fmaxf(rowMax[i], blockMax[i]);
+        factor[i] = rowMax[i] == kNegInf ? 1.0f : ex2((rowMax[i] - m) * sl2);
+        rowMax[i] = m;
+      }
+    }
+    float negMaxScaled[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      negMaxScaled[i] = rowMax[i] == kNegInf ? 0.0f : -rowMax[i] * sl2;
+    float partial[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        float x0 = fmaf(sacc[4 * j + 2 * i], sl2, negMaxScaled[i]);
+        float x1 = fmaf(sacc[4 * j + 2 * i + 1], sl2, negMaxScaled[i]);
+        float e0, e1;
+        if (PolyEvery > 0 && j % (PolyEvery > 0 ? PolyEvery : 1) == PolyEvery - 1) {
+          e0 = ex2Poly(x0);
+          e1 = ex2Poly(x1);
+        } else {
+          e0 = ex2(x0);
+          e1 = ex2(x1);
+        }
+        partial[i] += e0 + e1;
+        pa[j / 2][(j % 2) * 2 + i] = Elem<F16>::pack(e0, e1);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      rowSum[i] = rowSum[i] * factor[i] + partial[i];
+  };
+  auto rescaleO = [&](const float (&factor)[2]) {
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        o[4 * j + 2 * i] *= factor[i];
+        o[4 * j + 2 * i + 1] *= factor[i];
+      }
+  };
+
+  // Ping-pong: the two warpgroups take turns issuing GEMMs, consumer 0
+  // first: each waits for its turn on barrier 1 + cw and hands the turn over
+  // as soon as its GEMMs are issued, so one's softmax runs while the
+  // other's GEMMs hold the tensor cores.
+  auto myTurn = [&] {
+    if constexpr (PingPong)
+      namedBarrierSync(1 + cw, 256);
+  };
+  auto yourTurn = [&] {
+    if constexpr (PingPong)
+      namedBarrierArrive(1 + (1 - cw), 256);
+  };
+  if constexpr (PingPong) {
+    if (cw == 1)
+      namedBarrierArrive(1, 256);
+  }
+
+  mbarrierWait(barQ, 0);
+  if constexpr (!Pipelined) {
+    // S, softmax, PV in sequence: overlap comes from the other warpgroup.
+    for (int it = 0; it < nBlocks; ++it) {
+      const int s = it % C::kStages;
+      const uint32_t phase = (it / C::kStages) & 1;
+      float sacc[BN / 2];
+      uint32_t pa[BN / 16][4];
+      float factor[2];
+      bool rescale;
+      mbarrierWait(&fullK[s], phase);
+      Descriptors d = descriptors(s);
+      myTurn();
+      issueS(sacc, d);
+      wgmmaCommit();
+      yourTurn();
+      wgmmaWait<0>();
+      fenceRegisters(sacc);
+      mbarrierArrive(&emptyK[s]);
+      softmax(sacc, it, pa, factor, rescale);
+      if (rescale)
+        rescaleO(factor);
+      mbarrierWait(&fullV[s], phase);
+      fenceRegisters(o);
+      fenceRegisters(pa);
+      myTurn();
+      issuePV(pa, d);
+      wgmmaCommit();
+      yourTurn();
+      wgmmaWait<0>();
+      fenceRegisters(o);
+      mbarrierArrive(&emptyV[s]);
+    }
+  } else if (nBlocks > 0) {
+    // FlashAttention-3's intra-warpgroup pipelining: block it's S GEMM and
+    // block it-1's PV GEMM are issued together; block it's softmax runs
+    // while the PV GEMM is in flight.
+    uint32_t pa[BN / 16][4];
+    {
+      float sacc[BN / 2];
+      float factor[2];
+      bool rescale;
+      mbarrierWait(&fullK[0], 0);
+      Descriptors d = descriptors(0);
+      myTurn();
+      issueS(sacc, d);
+      wgmmaCommit();
+      yourTurn();
+      wgmmaWait<0>();
+      fenceRegisters(sacc);
+      mbarrierArrive(&emptyK[0]);
+      softmax(sacc, 0, pa, factor, rescale);
+    }
+    for (int it = 1; it < nBlocks; ++it) {
+      const int s = it % C::kStages, prev = (it - 1) % C::kStages;
+      const uint32_t phase = (it / C::kStages) & 1, prevPhase = ((it - 1) / C::kStages) & 1;
+      float sacc[BN / 2];
+      uint32_t next[BN / 16][4];
+      float factor[2];
+      bool rescale;
+      mbarrierWait(&fullK[s], phase);
+      mbarrierWait(&fullV[prev], prevPhase);
+      Descriptors d = descriptors(s), dPrev = descriptors(prev);
+      fenceRegisters(o);
+      fenceRegisters(pa);
+      myTurn();
+      issueS(sacc, d);
+      wgmmaCommit();
+      issuePV(pa, dPrev);
+      wgmmaCommit();
+      yourTurn();
+      wgmmaWait<1>(); // S done; PV may still run
+      mbarrierArrive(&emptyK[s]);
+      softmax(sacc, it, next, factor, rescale);
+      wgmmaWait<0>();
+      fenceRegisters(o);
+      // pa stays live until the PV GEMM that reads it is done, so the new P
+      // cannot be written into its registers while that GEMM runs.
+      fenceRegisters(pa);
+      mbarrierArrive(&emptyV[prev]);
+      if (rescale)
+        rescaleO(factor);
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          pa[kk][r] = next[kk][r];
+    }
+    const int last = (nBlocks - 1) % C::kStages;
+    mbarrierWait(&fullV[last], ((nBlocks - 1) / C::kStages) & 1);
+    Descriptors d = descriptors(last);
+    fenceRegisters(o);
+    fenceRegisters(pa);
+    myTurn();
+    issuePV(pa, d);
+    wgmmaCommit();
+    yourTurn();
+    wgmmaWait<0>();
+    fenceRegisters(o);
+    mbarrierArrive(&emptyV[last]);
+  }
+  if constexpr (PingPong) {
+    // Consumer 1's last hand-over has no turn after it: take it, so no
+    // arrival is left pending on barrier 1.
+    if (cw == 0)
+      namedBarrierSync(1, 256);
+  }
+
+  // O / l, and the logsumexp.
+  using T = typename Elem<F16>::T;
+  T *out = static_cast<T *>(p.o) + static_cast<size_t>(bh) * p.sq * D;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float l = warpSum4(rowSum[i]);
+    float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    int row = rowBase + 8 * i;
+    if (row < p.sq) {
+      uint32_t *dst = reinterpret_cast<uint32_t *>(out + static_cast<size_t>(row) * D);
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j)
+        dst[(8 * j + 2 * (lane % 4)) / 2] =
+            Elem<F16>::pack(o[4 * j + 2 * i] * inv, o[4 * j + 2 * i + 1] * inv);
+      if (lane % 4 == 0 && p.lse)
+        p.lse[static_cast<size_t>(bh) * p.sq + row] =
+            l > 0.0f ? (rowMax[i] * sl2 + log2f(l)) * 0.69314718055994531f : kNegInf;
+    }
+  }
+}
+
+//===-- host side ---------------------------------------------------------===//
+
+thread_local std::string lastError;
+
+int fail(const std::string &message) {
+  lastError = message;
+  return 1;
+}
+
+PFN_cuTensorMapEncodeTiled_v12000 encodeTiled() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
+                                         cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+/// A 3-D map over [heads, rows, D] with boxes of 64 x `boxRows`, 128-byte
+/// swizzle, zero fill past the rows.
+int makeMap(CUtensorMap *map, const void *base, bool f16, int d, int rows, int heads,
+            int boxRows, const char *what) {
+  auto encode = encodeTiled();
+  if (!encode)
+    return fail("cuTensorMapEncodeTiled is not available from the driver");
+  cuuint64_t dims[3] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(rows),
+                        static_cast<cuuint64_t>(heads)};
+  cuuint64_t strides[2] = {static_cast<cuuint64_t>(d) * 2,
+                           static_cast<cuuint64_t>(rows) * d * 2};
+  cuuint32_t box[3] = {64, static_cast<cuuint32_t>(boxRows), 1};
+  cuuint32_t elementStrides[3] = {1, 1, 1};
+  CUresult r = encode(map, f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                      3, const_cast<void *>(base), dims, strides, box, elementStrides,
+                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return fail(std::string("cuTensorMapEncodeTiled failed for ") + what + " (CUresult " +
+                std::to_string(static_cast<int>(r)) + ")");
+  return 0;
+}
+
+template <int D, bool F16, bool CondRescale, int PolyEvery, bool PingPong, bool Pipelined>
+int launch(const Problem &pr, cudaStream_t stream) {
+  using C = Config<D>;
+  auto kernel = attentionKernel<D, F16, CondRescale, PolyEvery, PingPong, Pipelined>;
+  static std::once_flag once;
+  static cudaError_t attrError = cudaSuccess;
+  std::call_once(once, [&] {
+    attrError = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::kSmemBytes);
+  });
+  if (attrError != cudaSuccess)
+    return fail(std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(attrError));
+  CUtensorMap tmQ, tmK, tmV;
+  if (makeMap(&tmQ, pr.q, F16, D, pr.sq, pr.batch * pr.heads, kBlockM, "Q") ||
+      makeMap(&tmK, pr.k, F16, D, pr.skv, pr.batch * pr.kvHeads, C::kBlockN, "K") ||
+      makeMap(&tmV, pr.v, F16, D, pr.skv, pr.batch * pr.kvHeads, C::kBlockN, "V"))
+    return 1;
+  KernelParams kp;
+  kp.o = pr.o;
+  kp.lse = pr.lse;
+  kp.sq = pr.sq;
+  kp.skv = pr.skv;
+  kp.hq = pr.heads;
+  kp.hkv = pr.kvHeads;
+  kp.groups = pr.heads / pr.kvHeads;
+  kp.mBlocks = (pr.sq + kBlockM - 1) / kBlockM;
+  kp.scaleLog2 = pr.scale * 1.4426950408889634f;
+  kp.causal = pr.causal;
+  kp.offset = pr.skv - pr.sq;
+  dim3 grid(kp.mBlocks, pr.batch * pr.heads);
+  kernel<<<grid, kThreads, C::kSmemBytes, stream>>>(tmQ, tmK, tmV, kp);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return fail(std::string("attention launch: ") + cudaGetErrorString(e));
+  return 0;
+}
+
+template <int D, bool F16, int Flags> int launchFlags(const Problem &pr, cudaStream_t stream) {
+  return launch<D, F16, (Flags & kCondRescale) != 0, (Flags & kPolyExp2) ? 4 : 0,
+                (Flags & kPingPong) != 0, (Flags & kPipeline) != 0>(pr, stream);
+}
+
+/// One kernel per flag set (validate() keeps flags below kAllFlags + 1).
+template <int D, bool F16, int... Fs>
+int dispatchFlags(const Problem &pr, cudaStream_t stream, std::integer_sequence<int, Fs...>) {
+  int rc = fail("unknown flags");
+  ((pr.flags == Fs ? (rc = launchFlags<D, F16, Fs>(pr, stream), 0) : 0), ...);
+  return rc;
+}
+template <int D, bool F16> int dispatchFlags(const Problem &pr, cudaStream_t stream) {
+  return dispatchFlags<D, F16>(pr, stream, std::make_integer_sequence<int, kAllFlags + 1>{});
+}
+
+} // namespace
+
+const char *lastErrorMessage() { return lastError.c_str(); }
+
+int validate(const Problem &pr) {
+  if (pr.dtype != kBf16 && pr.dtype != kF16)
+    return fail("dtype must be bf16 or f16");
+  if (pr.headDim != 64 && pr.headDim != 128 && pr.headDim != 256)
+    return fail("head dim " + std::to_string(pr.headDim) + " is not 64, 128 or 256");
+  if (pr.batch < 1 || pr.heads < 1 || pr.kvHeads < 1 || pr.sq < 1 || pr.skv < 1)
+    return fail("batch, heads, kv heads and sequence lengths must be positive");
+  if (pr.heads % pr.kvHeads != 0)
+    return fail("kv heads (" + std::to_string(pr.kvHeads) + ") must divide query heads (" +
+                std::to_string(pr.heads) + ")");
+  if (static_cast<long long>(pr.batch) * pr.heads > 65535)
+    return fail("batch x heads must be at most 65535");
+  for (const void *ptr : {pr.q, pr.k, pr.v, static_cast<const void *>(pr.o)})
+    if (!ptr || reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
+      return fail("Q, K, V and O must be non-null and 16-byte aligned");
+  if (pr.flags < 0 || pr.flags > kAllFlags)
+    return fail("flags " + std::to_string(pr.flags) + " are not a set of attention::Flags");
+  if (!(pr.scale > 0.0f) || !std::isfinite(pr.scale))
+    return fail("scale must be positive and finite");
+  return 0;
+}
+
+int forward(const Problem &pr, cudaStream_t stream) {
+  if (validate(pr))
+    return 1;
+  bool f16 = pr.dtype == kF16;
+  switch (pr.headDim) {
+  case 64:
+    return f16 ? dispatchFlags<64, true>(pr, stream) : dispatchFlags<64, false>(pr, stream);
+  case 128:
+    return f16 ? dispatchFlags<128, true>(pr, stream) : dispatchFlags<128, false>(pr, stream);
+  default:
+    return f16 ? dispatchFlags<256, true>(pr, stream) : dispatchFlags<256, false>(pr, stream);
+  }
+}
+
+} // namespace fusec::attention
+
+extern "C" int fusec_attention_forward(const void *q, const void *k, const void *v, void *o,
+                                       float *lse, int batch, int heads, int kvHeads, int sq,
+                                       int skv, int headDim, float scale, int causal, int dtype,
+                                       int flags, void *stream) {
+  fusec::attention::Problem pr{q,     k,   v,       o,    lse,   batch, heads, kvHeads,
+                               sq,    skv, headDim, scale, causal != 0, dtype, flags};
+  return fusec::attention::forward(pr, static_cast<cudaStream_t>(stream));
+}
+
+extern "C" const char *fusec_attention_last_error() {
+  return fusec::attention::lastErrorMessage();
+}

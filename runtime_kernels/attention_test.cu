@@ -1,0 +1,226 @@
+//===- attention_test.cu - The attention intrinsic against fp64 --*- CUDA -*-===//
+//
+// Runs fusec::attention::forward on fresh random inputs and compares O and
+// the logsumexp with a float64 reference computed here on the CPU: head dims
+// 64, 128 and 256, bf16 and f16, causal or not, GQA, ragged lengths (1, 127,
+// 129, Sq > Skv with rows that see nothing), every FA4 flag. Also checks
+// that bad problems are refused with a message. Exit 0 pass, 1 fail, 77 no
+// GPU (ctest's skip code). `--quick` runs a few cases (for the sanitizers).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attention.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fusec::attention::Problem;
+
+struct Case {
+  int batch, heads, kvHeads, sq, skv, d;
+  bool causal;
+  int dtype, flags;
+};
+
+uint64_t rngState = 0x9E3779B97F4A7C15ull;
+float uniform() { // [-1, 1)
+  rngState = rngState * 6364136223846793005ull + 1442695040888963407ull;
+  return static_cast<float>((rngState >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
+}
+
+uint16_t toBits(float x, int dtype) {
+  if (dtype == fusec::attention::kBf16) {
+    __nv_bfloat16 b = __float2bfloat16_rn(x);
+    uint16_t u;
+    std::memcpy(&u, &b, 2);
+    return u;
+  }
+  __half h = __float2half_rn(x);
+  uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+float fromBits(uint16_t u, int dtype) {
+  if (dtype == fusec::attention::kBf16) {
+    __nv_bfloat16 b;
+    std::memcpy(&b, &u, 2);
+    return __bfloat162float(b);
+  }
+  __half h;
+  std::memcpy(&h, &u, 2);
+  return __half2float(h);
+}
+
+#define CHECK_CUDA(x)                                                                     \
+  do {                                                                                    \
+    cudaError_t e = (x);                                                                  \
+    if (e != cudaSuccess) {                                                               \
+      std::printf("FAIL: %s: %s\n", #x, cudaGetErrorString(e));                           \
+      return false;                                                                       \
+    }                                                                                     \
+  } while (0)
+
+bool run(const Case &c) {
+  size_t nq = static_cast<size_t>(c.batch) * c.heads * c.sq * c.d;
+  size_t nk = static_cast<size_t>(c.batch) * c.kvHeads * c.skv * c.d;
+  std::vector<uint16_t> q(nq), k(nk), v(nk), o(nq);
+  // Scores of a few units, so the softmax is neither flat nor one-hot.
+  for (auto &x : q) x = toBits(2.0f * uniform(), c.dtype);
+  for (auto &x : k) x = toBits(2.0f * uniform(), c.dtype);
+  for (auto &x : v) x = toBits(uniform(), c.dtype);
+  std::vector<float> lse(static_cast<size_t>(c.batch) * c.heads * c.sq);
+  void *dq, *dk, *dv, *dout;
+  float *dlse;
+  CHECK_CUDA(cudaMalloc(&dq, nq * 2));
+  CHECK_CUDA(cudaMalloc(&dk, nk * 2));
+  CHECK_CUDA(cudaMalloc(&dv, nk * 2));
+  CHECK_CUDA(cudaMalloc(&dout, nq * 2));
+  CHECK_CUDA(cudaMalloc(&dlse, lse.size() * 4));
+  CHECK_CUDA(cudaMemcpy(dq, q.data(), nq * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dk, k.data(), nk * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dv, v.data(), nk * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(dout, 0xFF, nq * 2)); // NaN: every element must be written
+  float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+  Problem p{dq, dk, dv, dout, dlse, c.batch, c.heads, c.kvHeads, c.sq, c.skv, c.d,
+            scale, c.causal, c.dtype, c.flags};
+  if (fusec::attention::forward(p, nullptr) != 0) {
+    std::printf("FAIL: forward: %s\n", fusec::attention::lastErrorMessage());
+    return false;
+  }
+  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaMemcpy(o.data(), dout, nq * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(lse.data(), dlse, lse.size() * 4, cudaMemcpyDeviceToHost));
+  cudaFree(dq);
+  cudaFree(dk);
+  cudaFree(dv);
+  cudaFree(dout);
+  cudaFree(dlse);
+
+  // float64 reference; the tolerance is that of a bf16 / f16 output plus P
+  // rounded to the input type (FlashAttention's own error).
+  double tol = c.dtype == fusec::attention::kBf16 ? 2.5e-2 : 4e-3;
+  double maxErr = 0, maxLseErr = 0;
+  int offset = c.skv - c.sq;
+  std::vector<double> s(c.skv);
+  for (int b = 0; b < c.batch; ++b)
+    for (int h = 0; h < c.heads; ++h) {
+      int hk = h / (c.heads / c.kvHeads);
+      const uint16_t *qh = &q[(static_cast<size_t>(b) * c.heads + h) * c.sq * c.d];
+      const uint16_t *kh = &k[(static_cast<size_t>(b) * c.kvHeads + hk) * c.skv * c.d];
+      const uint16_t *vh = &v[(static_cast<size_t>(b) * c.kvHeads + hk) * c.skv * c.d];
+      const uint16_t *oh = &o[(static_cast<size_t>(b) * c.heads + h) * c.sq * c.d];
+      for (int i = 0; i < c.sq; ++i) {
+        int last = c.causal ? std::min(c.skv - 1, i + offset) : c.skv - 1;
+        double m = -INFINITY;
+        for (int j = 0; j <= last; ++j) {
+          double acc = 0;
+          for (int e = 0; e < c.d; ++e)
+            acc += static_cast<double>(fromBits(qh[i * c.d + e], c.dtype)) *
+                   fromBits(kh[j * c.d + e], c.dtype);
+          s[j] = acc * scale;
+          m = std::max(m, s[j]);
+        }
+        double l = 0;
+        for (int j = 0; j <= last; ++j) {
+          s[j] = std::exp(s[j] - m);
+          l += s[j];
+        }
+        for (int e = 0; e < c.d; ++e) {
+          double ref = 0;
+          for (int j = 0; j <= last; ++j)
+            ref += s[j] / l * fromBits(vh[j * c.d + e], c.dtype);
+          double got = fromBits(oh[i * c.d + e], c.dtype);
+          double err = std::isnan(got) ? INFINITY : std::fabs(got - ref);
+          maxErr = std::max(maxErr, err);
+        }
+        double refLse = last >= 0 ? m + std::log(l) : -INFINITY;
+        double gotLse = lse[(static_cast<size_t>(b) * c.heads + h) * c.sq + i];
+        double lerr = (std::isinf(refLse) && refLse == gotLse) ? 0 : std::fabs(gotLse - refLse);
+        if (std::isnan(lerr))
+          lerr = INFINITY;
+        maxLseErr = std::max(maxLseErr, lerr);
+      }
+    }
+  bool ok = maxErr <= tol && maxLseErr <= 1e-3;
+  std::printf("%s B=%d H=%d/%d Sq=%d Skv=%d D=%d %s %s flags=%d: max |O - ref| %.2e (tol %.1e), "
+              "max |lse - ref| %.2e\n",
+              ok ? "PASS" : "FAIL", c.batch, c.heads, c.kvHeads, c.sq, c.skv, c.d,
+              c.causal ? "causal" : "full", c.dtype ? "f16" : "bf16", c.flags, maxErr, tol,
+              maxLseErr);
+  return ok;
+}
+
+bool refuses(Problem p, const char *expect) {
+  bool ok = fusec::attention::forward(p, nullptr) != 0 &&
+            std::strstr(fusec::attention::lastErrorMessage(), expect) != nullptr;
+  std::printf("%s refuses: %s\n", ok ? "PASS" : "FAIL", fusec::attention::lastErrorMessage());
+  return ok;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("SKIP: no CUDA device here\n");
+    return 77;
+  }
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  if (prop.major != 9) {
+    std::printf("SKIP: the attention kernel is built for sm_90a; this GPU is sm_%d%d\n",
+                prop.major, prop.minor);
+    return 77;
+  }
+  using namespace fusec::attention;
+  std::vector<Case> cases;
+  if (quick) {
+    cases = {{1, 2, 1, 200, 333, 64, true, kBf16, kAllFlags},
+             {1, 1, 1, 129, 129, 128, false, kBf16, 0},
+             {1, 1, 1, 300, 250, 128, true, kBf16, kPingPong},
+             {1, 1, 1, 100, 70, 256, true, kF16, kAllFlags}};
+  } else {
+    for (int d : {64, 128, 256})
+      for (bool causal : {false, true})
+        for (int flags : {0, int(kCondRescale), int(kPolyExp2), int(kPingPong), int(kPipeline),
+                          int(kPingPong | kPipeline), int(kAllFlags)}) {
+          cases.push_back({1, 4, 2, 257, 257, d, causal, kBf16, flags});
+          cases.push_back({2, 2, 2, 129, 300, d, causal, kF16, flags});
+        }
+    for (int d : {64, 128, 256}) {
+      cases.push_back({1, 1, 1, 1, 1, d, false, kBf16, kAllFlags});
+      cases.push_back({1, 2, 2, 127, 127, d, true, kBf16, kAllFlags});
+      cases.push_back({1, 3, 1, 300, 50, d, true, kBf16, kAllFlags});    // rows that see nothing
+      cases.push_back({1, 2, 1, 1, 1000, d, true, kF16, kAllFlags});     // decode-like
+      cases.push_back({1, 2, 2, 1000, 1000, d, false, kBf16, kAllFlags});
+    }
+  }
+  int failed = 0;
+  for (const Case &c : cases)
+    failed += !run(c);
+  char dummy[64] __attribute__((aligned(16)));
+  Problem bad{dummy, dummy, dummy, dummy, nullptr, 1, 3, 2, 8, 8, 128, 0.1f, false, kBf16, 0};
+  failed += !refuses(bad, "must divide query heads");
+  bad.kvHeads = 1;
+  bad.headDim = 96;
+  failed += !refuses(bad, "head dim 96");
+  bad.headDim = 128;
+  bad.q = dummy + 2;
+  failed += !refuses(bad, "16-byte aligned");
+  bad.q = dummy;
+  bad.flags = 16;
+  failed += !refuses(bad, "flags 16");
+  std::printf("%s: %d of %zu cases failed\n", failed ? "FAIL" : "PASS", failed, cases.size() + 4);
+  return failed ? 1 : 0;
+}
