@@ -30,6 +30,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 
 using namespace mlir;
 
@@ -37,13 +38,16 @@ namespace fusec {
 
 namespace {
 
-/// One kernel launch: its entry, launch shape and argument slots.
+/// One kernel launch: its entry, launch shape and argument slots; or a call
+/// of the attention intrinsic (slots q, k, v, o).
 struct Step {
   rt::Kernel kernel;
   rt::Dim3 grid, block;
   unsigned sharedBytes = 0;
   std::vector<int> slots; // operands, then results
+  std::optional<rt::AttentionArgs> attention;
 };
+
 
 /// A device-to-device copy into an output (a returned input or constant, or
 /// a value returned twice).
@@ -61,6 +65,39 @@ std::string where(Operation *op) {
   else
     op->getLoc().print(os);
   return absl::StrCat(s, ": '", op->getName().getStringRef().str(), "'");
+}
+
+/// The intrinsic's problem for a fusec.attention (pointers left 0), or why
+/// the intrinsic cannot run it.
+absl::StatusOr<rt::AttentionArgs> attentionArgs(AttentionOp op) {
+  auto q = cast<RankedTensorType>(op.getQuery().getType());
+  auto k = cast<RankedTensorType>(op.getKey().getType());
+  auto v = cast<RankedTensorType>(op.getValue().getType());
+  auto o = cast<RankedTensorType>(op.getType());
+  Type e = q.getElementType();
+  if (!e.isBF16() && !e.isF16())
+    return absl::UnimplementedError(absl::StrCat(
+        where(op), ": the attention intrinsic takes bf16 or f16 (lower the "
+                   "graph's precision, --fusec-lower-precision=policy=bf16)"));
+  if (k.getElementType() != e || v.getElementType() != e || o.getElementType() != e)
+    return absl::UnimplementedError(absl::StrCat(
+        where(op), ": the attention intrinsic needs one element type for Q, K, V and O"));
+  if (q.getRank() != 4 || v.getDimSize(3) != q.getDimSize(3))
+    return absl::UnimplementedError(absl::StrCat(
+        where(op), ": the attention intrinsic needs V's head dim equal to Q's"));
+  rt::AttentionArgs a;
+  a.batch = static_cast<int>(q.getDimSize(0));
+  a.heads = static_cast<int>(q.getDimSize(1));
+  a.sq = static_cast<int>(q.getDimSize(2));
+  a.headDim = static_cast<int>(q.getDimSize(3));
+  a.kvHeads = static_cast<int>(k.getDimSize(1));
+  a.skv = static_cast<int>(k.getDimSize(2));
+  a.scale = static_cast<float>(op.getScale().convertToDouble());
+  a.causal = op.getCausal();
+  a.dtype = e.isF16() ? rt::AttentionArgs::kF16 : rt::AttentionArgs::kBf16;
+  if (auto st = rt::validateAttention(a); !st.ok())
+    return absl::UnimplementedError(absl::StrCat(where(op), ": ", st.message()));
+  return a;
 }
 
 absl::StatusOr<rt::Dim3> dim3Attr(KernelOp op, StringRef name) {
@@ -156,10 +193,19 @@ struct Executable::Impl {
         return st;
     for (size_t i = 0; i < steps.size(); ++i) {
       const Step &s = steps[i];
-      if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream,
-                                    args[i].data());
-          !st.ok())
+      if (s.attention) {
+        rt::AttentionArgs a = *s.attention;
+        a.q = pointers[s.slots[0]];
+        a.k = pointers[s.slots[1]];
+        a.v = pointers[s.slots[2]];
+        a.o = pointers[s.slots[3]];
+        if (auto st = rt::attentionForward(a, stream); !st.ok())
+          return st;
+      } else if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream,
+                                           args[i].data());
+                 !st.ok()) {
         return st;
+      }
       if (events)
         if (auto st = (*events)[i + 1].record(stream); !st.ok())
           return st;
@@ -387,6 +433,14 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
       continue;
     if (isa<ConstantOp, ReshapeOp>(op))
       continue;
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      // The intrinsic: its shape rules now, and its library.
+      if (auto a = attentionArgs(attention); !a.ok())
+        return a.status();
+      if (auto st = rt::attentionAvailable(); !st.ok())
+        return absl::UnimplementedError(absl::StrCat(where(&op), ": ", st.message()));
+      continue;
+    }
     auto kernel = dyn_cast<KernelOp>(op);
     if (!kernel)
       return absl::UnimplementedError(absl::StrCat(
@@ -417,7 +471,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
   // caller's output buffer (the first time each is returned).
   llvm::DenseMap<Value, int> directOutput;
   for (auto [i, v] : llvm::enumerate(terminator->getOperands()))
-    if (isa_and_nonnull<KernelOp>(v.getDefiningOp()) && !directOutput.count(v))
+    if (isa_and_nonnull<KernelOp, AttentionOp>(v.getDefiningOp()) && !directOutput.count(v))
       directOutput[v] = numIn + static_cast<int>(i);
 
   // Pass 2: buffers, modules, launch steps.
@@ -467,6 +521,36 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
     if (auto r = dyn_cast<ReshapeOp>(op)) {
       // Row-major: a reshape is a view of the same bytes.
       slotOf[r.getResult()] = slotOf.lookup(r.getInput());
+      continue;
+    }
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      Step step;
+      step.attention = *attentionArgs(attention);
+      for (Value v : attention->getOperands())
+        step.slots.push_back(slotOf.lookup(v));
+      Value r = attention.getResult();
+      int slot;
+      if (auto it = directOutput.find(r); it != directOutput.end()) {
+        slot = it->second;
+      } else {
+        auto owned = newOwnedSlot(r.getType());
+        if (!owned.ok())
+          return owned.status();
+        slot = *owned;
+      }
+      slotOf[r] = slot;
+      step.slots.push_back(slot);
+      exec->steps.push_back(std::move(step));
+      KernelStats stats;
+      stats.name = "attention";
+      stats.strategy = "intrinsic";
+      stats.cost = attention.getCost();
+      if (roofline) {
+        KernelAnalysis a = analyzeOp(attention, *roofline);
+        stats.predictedSeconds = a.predictedSeconds;
+        stats.bound = roofName(a.bound);
+      }
+      exec->kernels.push_back(std::move(stats));
       continue;
     }
     auto kernel = cast<KernelOp>(op);

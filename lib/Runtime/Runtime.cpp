@@ -16,6 +16,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <string>
+#include <unistd.h>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -573,6 +575,106 @@ absl::StatusOr<float> Event::elapsedMs(const Event &start, const Event &end) {
   FUSEC_CU(d, cuEventElapsedTime(&ms, static_cast<CUevent>(start.event), static_cast<CUevent>(end.event)),
            "cuEventElapsedTime");
   return ms;
+}
+
+} // namespace fusec::rt
+
+//===----------------------------------------------------------------------===//
+// The attention intrinsic
+//===----------------------------------------------------------------------===//
+
+namespace fusec::rt {
+namespace {
+
+using AttentionForwardFn = int (*)(const void *, const void *, const void *, void *, float *,
+                                   int, int, int, int, int, int, float, int, int, int, void *);
+using AttentionErrorFn = const char *(*)();
+
+struct AttentionLibrary {
+  AttentionForwardFn forward = nullptr;
+  AttentionErrorFn lastError = nullptr;
+  absl::Status status;
+};
+
+const AttentionLibrary &attentionLibrary() {
+  static const AttentionLibrary lib = [] {
+    AttentionLibrary l;
+    std::vector<std::string> candidates;
+    if (const char *env = std::getenv("FUSEC_ATTENTION_LIB"); env && *env)
+      candidates.push_back(env);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+      std::string dir(exe, static_cast<size_t>(n));
+      dir = dir.substr(0, dir.rfind('/'));
+      candidates.push_back(dir + "/../lib/libfusec_attention.so");
+    }
+    candidates.push_back("libfusec_attention.so");
+    std::string tried;
+    for (const std::string &c : candidates) {
+      void *h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!h) {
+        const char *e = dlerror();
+        absl::StrAppend(&tried, tried.empty() ? "" : "; ", e ? e : c);
+        continue;
+      }
+      l.forward = reinterpret_cast<AttentionForwardFn>(dlsym(h, "fusec_attention_forward"));
+      l.lastError = reinterpret_cast<AttentionErrorFn>(dlsym(h, "fusec_attention_last_error"));
+      if (l.forward && l.lastError)
+        return l;
+      absl::StrAppend(&tried, tried.empty() ? "" : "; ", c,
+                      ": no fusec_attention_forward");
+    }
+    l.status = absl::UnavailableError(absl::StrCat(
+        "the attention intrinsic (libfusec_attention.so, built by nvcc from "
+        "runtime_kernels/) was not found: ",
+        tried, "; set FUSEC_ATTENTION_LIB"));
+    return l;
+  }();
+  return lib;
+}
+
+} // namespace
+
+absl::Status validateAttention(const AttentionArgs &a) {
+  auto bad = [](auto... parts) {
+    return absl::InvalidArgumentError(absl::StrCat("attention: ", parts...));
+  };
+  if (a.dtype != AttentionArgs::kBf16 && a.dtype != AttentionArgs::kF16)
+    return bad("element type must be bf16 or f16");
+  if (a.headDim != 64 && a.headDim != 128 && a.headDim != 256)
+    return bad("head dim ", a.headDim, " is not 64, 128 or 256");
+  if (a.batch < 1 || a.heads < 1 || a.kvHeads < 1 || a.sq < 1 || a.skv < 1)
+    return bad("batch, heads, kv heads and sequence lengths must be positive");
+  if (a.heads % a.kvHeads != 0)
+    return bad("kv heads (", a.kvHeads, ") must divide query heads (", a.heads, ")");
+  if (static_cast<int64_t>(a.batch) * a.heads > 65535)
+    return bad("batch x heads must be at most 65535");
+  if (!(a.scale > 0.0f) || !(a.scale < 1e30f))
+    return bad("scale must be positive and finite");
+  if (a.flags < -1 || a.flags > 15)
+    return bad("flags ", a.flags, " are not a set of the kernel's options (0-15)");
+  return absl::OkStatus();
+}
+
+absl::Status attentionAvailable() { return attentionLibrary().status; }
+
+absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
+  if (auto st = validateAttention(a); !st.ok())
+    return st;
+  const AttentionLibrary &lib = attentionLibrary();
+  if (!lib.status.ok())
+    return lib.status;
+  // kPingPong | kPipeline (runtime_kernels/attention.h).
+  int flags = a.flags < 0 ? 4 | 8 : a.flags;
+  auto ptr = [](uint64_t p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); };
+  int rc = lib.forward(ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.o),
+                       static_cast<float *>(ptr(a.lse)), a.batch, a.heads, a.kvHeads, a.sq,
+                       a.skv, a.headDim, a.scale, a.causal ? 1 : 0, a.dtype, flags,
+                       stream.handle());
+  if (rc != 0)
+    return absl::InternalError(absl::StrCat("attention: ", lib.lastError()));
+  return absl::OkStatus();
 }
 
 } // namespace fusec::rt

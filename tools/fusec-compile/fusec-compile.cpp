@@ -169,18 +169,23 @@ int main(int argc, char **argv) {
       output->os() << "// fusec kernel " << (k.getName() ? k.getName()->str() : "")
                    << "\n" << ptx.getValue() << "\n";
     });
-    // Ops the pipeline left outside any kernel (attention today) have no
-    // code either.
+    // fusec.attention runs as the runtime's intrinsic; any other op the
+    // pipeline left outside a kernel has no code.
     module->walk([&](func::FuncOp f) {
-      for (Operation &op : f.getBody().front())
-        if (!isa<fusec::KernelOp, fusec::ConstantOp, fusec::ReshapeOp, func::ReturnOp>(op))
+      for (Operation &op : f.getBody().front()) {
+        if (isa<fusec::AttentionOp>(op))
+          output->os() << "// fusec.attention in @" << f.getName()
+                       << ": the runtime's attention intrinsic (libfusec_attention.so, "
+                          "runtime_kernels/attention_sm90.cu)\n";
+        else if (!isa<fusec::KernelOp, fusec::ConstantOp, fusec::ReshapeOp, func::ReturnOp>(op))
           missing += (missing.empty() ? "" : ", ") + op.getName().getStringRef().str();
+      }
     });
     if (!missing.empty())
       return fail("--emit=ptx: no code generation yet for kernel(s) " + missing +
                   " (fusec generates elementwise, movement, reduction and SIMT "
-                  "matmul kernels; attention and fp8 come later; --emit=kernels "
-                  "shows them)");
+                  "matmul kernels, and calls the attention intrinsic; fp8 comes "
+                  "later; --emit=kernels shows them)");
     output->keep();
     return 0;
   }

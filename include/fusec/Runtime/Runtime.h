@@ -156,6 +156,37 @@ private:
   void *event = nullptr;
 };
 
+/// The attention intrinsic (runtime_kernels/attention_sm90.cu, the
+/// FlashAttention-style forward kernel for sm_90a): O = softmax(Q Kᵀ ·
+/// scale) V and the logsumexp. Q [B, Hq, Sq, D], K and V [B, Hkv, Skv, D],
+/// O like Q, contiguous bf16 or f16; LSE [B, Hq, Sq] f32 (0: not written).
+struct AttentionArgs {
+  enum Dtype { kBf16 = 0, kF16 = 1 };
+  uint64_t q = 0, k = 0, v = 0, o = 0, lse = 0; ///< device pointers
+  int batch = 0, heads = 0, kvHeads = 0, sq = 0, skv = 0, headDim = 0;
+  float scale = 0;
+  bool causal = false;
+  int dtype = kBf16;
+  /// Sets of the kernel's measured options (runtime_kernels/attention.h);
+  /// -1: the default (ping-pong and pipelining, the fastest set measured
+  /// on the H200, bench/results/2026-11-30-h200-attention).
+  int flags = -1;
+};
+
+/// Checks the problem without a GPU: head dim 64, 128 or 256, kv heads
+/// dividing heads, positive sizes, a positive finite scale. kInvalidArgument
+/// saying which.
+absl::Status validateAttention(const AttentionArgs &args);
+
+/// Whether the intrinsic's library (libfusec_attention.so, built by nvcc
+/// from runtime_kernels/) can be loaded: $FUSEC_ATTENTION_LIB, else
+/// ../lib/ beside this executable, else the loader's search path.
+/// kUnavailable saying where it looked.
+absl::Status attentionAvailable();
+
+/// Validates, then enqueues the intrinsic on `stream`.
+absl::Status attentionForward(const AttentionArgs &args, const Stream &stream);
+
 } // namespace fusec::rt
 
 #endif // FUSEC_RUNTIME_RUNTIME_H

@@ -50,19 +50,19 @@ JitOptions freshOptions(const std::string &name) {
 TEST(Jit, KernelsWithoutCodeGenerationAreReportedWithTheirLocation) {
   auto jit = Jit::create(freshOptions("outside"));
   ASSERT_TRUE(jit.ok());
-  // Attention: left out of kernels by the pipeline, and not lowered to the
-  // intrinsic yet.
+  // f32 attention: the intrinsic takes bf16 or f16, so the graph is refused
+  // where the op is (GPU or not).
   auto r = (*jit)->compile(R"mlir(
-    func.func @f(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x2x8x16xbf16>, %v: tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16> {
-      %0 = fusec.attention %q, %k, %v {scale = 0.25 : f64} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
-      return %0 : tensor<1x2x8x16xbf16>
+    func.func @f(%q: tensor<1x2x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32> {
+      %0 = fusec.attention %q, %k, %v {scale = 0.25 : f64} : (tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32>
+      return %0 : tensor<1x2x8x64xf32>
     })mlir",
                            "g.mlir");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_NE(r.status().message().find(
-                "g.mlir:3:12: 'fusec.attention' is not inside a fusec.kernel that "
-                "carries its PTX"),
+                "g.mlir:3:12: 'fusec.attention': the attention intrinsic takes bf16 "
+                "or f16"),
             std::string::npos)
       << r.status();
 }
@@ -157,17 +157,18 @@ TEST(Jit, ModulesCompileLikeTextAndKeepLocations) {
   registry.insert<FusecDialect, mlir::func::FuncDialect>();
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  // Attention is not lowered yet: refused, with its location, GPU or not.
+  // f32 attention is refused, with its location, GPU or not.
   auto module = mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
-    func.func @f(%q: tensor<1x2x8x16xbf16>, %k: tensor<1x2x8x16xbf16>, %v: tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16> {
-      %0 = fusec.attention %q, %k, %v {scale = 0.25 : f64} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x2x8x16xbf16>
-      return %0 : tensor<1x2x8x16xbf16>
+    func.func @f(%q: tensor<1x2x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32> {
+      %0 = fusec.attention %q, %k, %v {scale = 0.25 : f64} : (tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32>
+      return %0 : tensor<1x2x8x64xf32>
     })mlir",
                                                         &context, "built.mlir");
   ASSERT_TRUE(module);
   auto r = compileModule(**jit, *module);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("built.mlir:3:12: 'fusec.attention'"),
+  EXPECT_NE(r.status().message().find("built.mlir:3:12: 'fusec.attention': the attention "
+                                      "intrinsic takes bf16 or f16"),
             std::string::npos)
       << r.status();
 }
@@ -261,6 +262,69 @@ TEST(Jit, RunsAGeneratedKernel) {
     double want = std::exp(a.data[i]) * b.data[i];
     ASSERT_NEAR(got->data[i], want, 1e-5 + 1e-5 * std::fabs(want)) << i;
   }
+}
+
+TEST(Jit, RunsTheAttentionIntrinsic) {
+  REQUIRE_GPU();
+  if (absl::Status st = rt::attentionAvailable(); !st.ok())
+    GTEST_SKIP() << st.message();
+  // Causal grouped-query attention (4 query heads on 2 kv heads), a length
+  // that is not a multiple of the kernel's tiles; against float64 here.
+  auto jit = Jit::create(freshOptions("attention"));
+  ASSERT_TRUE(jit.ok());
+  const int h = 4, hk = 2, s = 150, d = 64;
+  auto exec = (*jit)->compile(R"mlir(
+    func.func @f(%q: tensor<1x4x150x64xbf16>, %k: tensor<1x2x150x64xbf16>, %v: tensor<1x2x150x64xbf16>) -> tensor<1x4x150x64xbf16> {
+      %0 = fusec.attention %q, %k, %v {scale = 0.125 : f64, causal} : (tensor<1x4x150x64xbf16>, tensor<1x2x150x64xbf16>, tensor<1x2x150x64xbf16>) -> tensor<1x4x150x64xbf16>
+      return %0 : tensor<1x4x150x64xbf16>
+    })mlir");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  ASSERT_EQ((*exec)->kernels().size(), 1u);
+  EXPECT_EQ((*exec)->kernels()[0].strategy, "intrinsic");
+  HostTensor q = randomTensor(DType::BF16, {1, h, s, d}, 5);
+  HostTensor k = randomTensor(DType::BF16, {1, hk, s, d}, 6);
+  HostTensor v = randomTensor(DType::BF16, {1, hk, s, d}, 7);
+  std::vector<rt::DeviceBuffer> bufs;
+  for (const HostTensor *t : {&q, &k, &v}) {
+    std::string bytes = toDeviceBytes(*t);
+    auto buf = rt::DeviceBuffer::allocate(bytes.size());
+    ASSERT_TRUE(buf.ok() && buf->copyFromHost(bytes.data(), bytes.size()).ok());
+    bufs.push_back(std::move(*buf));
+  }
+  auto out = rt::DeviceBuffer::allocate(h * s * d * 2);
+  ASSERT_TRUE(out.ok() && out->fill(0xFF).ok());
+  auto stream = rt::Stream::create();
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE((*exec)->run({&bufs[0], &bufs[1], &bufs[2]}, {&*out}, *stream).ok());
+  ASSERT_TRUE(stream->synchronize().ok());
+  std::string bytes(h * s * d * 2, '\0');
+  ASSERT_TRUE(out->copyToHost(bytes.data(), bytes.size()).ok());
+  auto got = fromDeviceBytes(DType::BF16, {1, h, s, d}, bytes);
+  ASSERT_TRUE(got.ok());
+  double worst = 0;
+  for (int hh = 0; hh < h; ++hh)
+    for (int i = 0; i < s; ++i) {
+      const double *qi = &q.data[(hh * s + i) * d];
+      std::vector<double> p(i + 1);
+      double m = -1e300, l = 0;
+      for (int j = 0; j <= i; ++j) {
+        const double *kj = &k.data[((hh / 2) * s + j) * d];
+        double dot = 0;
+        for (int e = 0; e < d; ++e)
+          dot += qi[e] * kj[e];
+        p[j] = dot * 0.125;
+        m = std::max(m, p[j]);
+      }
+      for (double &x : p)
+        l += (x = std::exp(x - m));
+      for (int e = 0; e < d; ++e) {
+        double want = 0;
+        for (int j = 0; j <= i; ++j)
+          want += p[j] / l * v.data[((hh / 2) * s + j) * d + e];
+        worst = std::max(worst, std::fabs(got->data[(hh * s + i) * d + e] - want));
+      }
+    }
+  EXPECT_LT(worst, 2e-2); // bf16 output and P
 }
 
 TEST(Jit, SecondCompileIsAnExecutableHitAcrossThreads) {
