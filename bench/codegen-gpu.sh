@@ -40,7 +40,10 @@ examples() {
   local pass=0 fail=0 skip=0
   for g in examples/memory_bound.mlir examples/transformer_block.mlir; do
     for f in $(grep -o 'func.func @[A-Za-z0-9_]*' "$g" | cut -d@ -f2); do
-      out=$("$BIN/fusec-run" "$g" --function="$f" --runs=2 --warmup=1 2>&1); rc=$?
+      # The transformer block is four bf16 matmuls deep around the attention
+      # intrinsic (bf16 P): compared by relative L2 (1.5e-3 measured).
+      extra=(); [ "$f" = transformer_block ] && extra=(--max-rel-l2=1e-2)
+      out=$("$BIN/fusec-run" "$g" --function="$f" --runs=2 --warmup=1 "${extra[@]}" 2>&1); rc=$?
       if [ $rc = 0 ]; then pass=$((pass + 1)); echo "PASS $g @$f"
       elif [ $rc = 2 ] && grep -qE "has no 'fusec.ptx'|is not inside a fusec.kernel" <<<"$out"; then
         skip=$((skip + 1)); echo "SKIP $g @$f: $(grep -oE "[^ ]*: '[a-z.]*' (has no 'fusec.ptx'|is not inside a fusec.kernel)" <<<"$out" | head -1)"
