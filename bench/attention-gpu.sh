@@ -19,6 +19,7 @@ step() { # name, command...
   [ $r = 0 ] || rc=1
   note "$(printf '%-28s rc=%-3s %8d ms  %s' "$name" "$r" "$(( ($(date +%s%N) - start) / 1000000 ))" "$(tail -1 "$OUT/$name.log")")"
 }
+step sm90-ptx-tests timeout 60 "$D/bin/fusec-sm90-ptx-tests"
 step attention-tests timeout 300 "$D/bin/fusec-attention-tests"
 if command -v compute-sanitizer >/dev/null; then
   step attention-memcheck timeout 300 compute-sanitizer --tool memcheck --error-exitcode 3 "$D/bin/fusec-attention-tests" --quick

@@ -35,6 +35,7 @@ done
 cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .device/lib/
 if [ $kernels = 1 ]; then
   strip -o .device/bin/fusec-attention-tests "$B/bin/fusec-attention-tests"
+  strip -o .device/bin/fusec-sm90-ptx-tests "$B/bin/fusec-sm90-ptx-tests"
   cp "$B/lib/libfusec_attention.so" .device/lib/
 fi
 # The ONNX backend node tests (libonnx-testdata, ~1.2 MB as xz) for the GPU

@@ -52,6 +52,12 @@ __device__ __forceinline__ void mbarrierWait(uint64_t *bar, uint32_t parity) {
                ::"r"(smemAddress(bar)), "r"(parity) : "memory");
 }
 
+/// Makes this thread's generic-proxy writes to shared memory (st.shared)
+/// visible to the async proxy (wgmma and TMA read through it).
+__device__ __forceinline__ void fenceProxyAsyncShared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
 //===-- TMA ---------------------------------------------------------------===//
 
 __device__ __forceinline__ void prefetchTensorMap(const CUtensorMap *map) {
