@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attention.h"
+#include "attention_common.cuh"
 #include "sm90_ptx.cuh"
 
 #include <cuda_bf16.h>
@@ -47,16 +48,6 @@ using namespace fusec::ptx;
 constexpr int kBlockM = 128;
 constexpr int kThreads = 384;
 
-struct KernelParams {
-  void *o;
-  float *lse;
-  int sq, skv, hq, groups; // groups = Hq / Hkv
-  int hkv, mBlocks;
-  float scaleLog2; // softmax scale * log2(e)
-  int causal;
-  int offset; // Skv - Sq: row i sees columns j <= i + offset
-};
-
 template <int D> struct Config {
   static constexpr int kBlockN = D <= 128 ? 128 : 64;
   // Three stages where shared memory allows (D <= 128: 224 KiB), two for
@@ -68,22 +59,6 @@ template <int D> struct Config {
   static constexpr int kBarriers = 1 + 4 * kStages;
   static constexpr int kSmemBytes =
       1024 /* alignment slack */ + kQBytes + 2 * kStages * kKVBytes + 8 * kBarriers;
-};
-
-template <bool F16> struct Elem;
-template <> struct Elem<false> {
-  using T = __nv_bfloat16;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-  }
-};
-template <> struct Elem<true> {
-  using T = __half;
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&v);
-  }
 };
 
 __device__ __forceinline__ float warpMax4(float x) {
@@ -115,16 +90,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int wg = threadIdx.x / 128;
   const int t = threadIdx.x % 128;
-  // Longest (causal) blocks first.
-  const int mBlock = p.mBlocks - 1 - static_cast<int>(blockIdx.x);
-  const int bh = blockIdx.y;
-  const int b = bh / p.hq, h = bh % p.hq;
-  const int bhKv = b * p.hkv + h / p.groups;
-  const int m0 = mBlock * kBlockM;
-  int nEnd = p.skv;
-  if (p.causal)
-    nEnd = min(nEnd, m0 + kBlockM + p.offset);
-  const int nBlocks = nEnd > 0 ? (nEnd + BN - 1) / BN : 0;
+  const TileSchedule tile = scheduleTile(p, kBlockM, BN);
+  const int bh = tile.bh, bhKv = tile.bhKv, m0 = tile.m0, nBlocks = tile.nBlocks;
 
   if (threadIdx.x == 0) {
     mbarrierInit(barQ, 1);
@@ -246,7 +213,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int e = 0; e < 2; ++e) {
             int col = n0 + 8 * j + 2 * (lane % 4) + e;
             int row = rowBase + 8 * i;
-            if (col >= p.skv || (p.causal && col > row + p.offset))
+            if (masked(p, row, col))
               sacc[4 * j + 2 * i + e] = kNegInf;
           }
     }
@@ -269,7 +236,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int i = 0; i < 2; ++i)
         need[i] = blockMax[i] != kNegInf &&
-                  (rowMax[i] == kNegInf || (blockMax[i] - rowMax[i]) * sl2 > 8.0f);
+                  (rowMax[i] == kNegInf || (blockMax[i] - rowMax[i]) * sl2 > kRescaleThreshold);
       rescale = __any_sync(0xffffffff, need[0] || need[1]);
       if (rescale) {
 #pragma unroll

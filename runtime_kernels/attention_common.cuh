@@ -1,0 +1,81 @@
+//===- attention_common.cuh - What both attention kernels share -*- CUDA -*-===//
+//
+// The parts of the attention forward kernel that do not depend on the
+// tensor-core generation: the launch parameters, which tile a CTA computes
+// and how many key blocks it visits, the mask, the element type's packing,
+// and FlashAttention-4's conditional-rescale threshold. attention_sm90.cu
+// (Hopper, wgmma) and attention_sm100.cu (Blackwell, tcgen05) include it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_RUNTIME_KERNELS_ATTENTION_COMMON_CUH
+#define FUSEC_RUNTIME_KERNELS_ATTENTION_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace fusec::attention {
+
+/// What every CTA needs besides the tensor maps.
+struct KernelParams {
+  void *o;
+  float *lse;
+  int sq, skv, hq, groups; // groups = Hq / Hkv
+  int hkv, mBlocks;
+  float scaleLog2; // softmax scale * log2(e)
+  int causal;
+  int offset; // Skv - Sq: row i sees columns j <= i + offset
+};
+
+/// A CTA's tile: `blockM` query rows of one head, the longest (causal)
+/// tiles first, and the key blocks of `blockN` it must visit.
+struct TileSchedule {
+  int bh, bhKv, m0, nBlocks;
+};
+
+__device__ __forceinline__ TileSchedule scheduleTile(const KernelParams &p, int blockM,
+                                                     int blockN) {
+  TileSchedule s;
+  const int mBlock = p.mBlocks - 1 - static_cast<int>(blockIdx.x);
+  s.bh = blockIdx.y;
+  const int b = s.bh / p.hq, h = s.bh % p.hq;
+  s.bhKv = b * p.hkv + h / p.groups;
+  s.m0 = mBlock * blockM;
+  int nEnd = p.skv;
+  if (p.causal)
+    nEnd = min(nEnd, s.m0 + blockM + p.offset);
+  s.nBlocks = nEnd > 0 ? (nEnd + blockN - 1) / blockN : 0;
+  return s;
+}
+
+/// Whether key column `col` is hidden from query row `row`.
+__device__ __forceinline__ bool masked(const KernelParams &p, int row, int col) {
+  return col >= p.skv || (p.causal && col > row + p.offset);
+}
+
+/// FlashAttention-4's conditional rescaling: the reference max of a row
+/// moves only when the block's max passes it by more than this (log2
+/// units), so P stays below 2^8.
+constexpr float kRescaleThreshold = 8.0f;
+
+template <bool F16> struct Elem;
+template <> struct Elem<false> {
+  using T = __nv_bfloat16;
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+  }
+};
+template <> struct Elem<true> {
+  using T = __half;
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+  }
+};
+
+} // namespace fusec::attention
+
+#endif // FUSEC_RUNTIME_KERNELS_ATTENTION_COMMON_CUH
