@@ -183,6 +183,17 @@ std::string typeOf(DType d, const std::vector<int64_t> &shape) {
   return absl::StrCat(s, dtypeName(d), ">");
 }
 
+/// A finite float as MLIR reads it: a decimal point always (MLIR lexes
+/// "1e-09" as the integer 1 and an identifier).
+std::string floatText(double v) {
+  std::string f = absl::StrFormat("%.9g", v);
+  if (f.find('.') == std::string::npos) {
+    size_t e = f.find('e');
+    f.insert(e == std::string::npos ? f.size() : e, ".0");
+  }
+  return f;
+}
+
 /// A dense literal, nested to the shape.
 std::string literal(const HostTensor &h) {
   std::string s;
@@ -193,12 +204,8 @@ std::string literal(const HostTensor &h) {
         absl::StrAppend(&s, v != 0 ? "true" : "false");
       else if (!isFloat(h.dtype))
         absl::StrAppend(&s, static_cast<int64_t>(v));
-      else if (std::isfinite(v)) {
-        std::string f = absl::StrFormat("%.9g", v);
-        if (f.find_first_of(".en") == std::string::npos)
-          f += ".0";
-        absl::StrAppend(&s, f);
-      }
+      else if (std::isfinite(v))
+        absl::StrAppend(&s, floatText(v));
       else
         absl::StrAppend(&s, absl::StrFormat("0x%X", encodeFloat(h.dtype, v)));
       return;
@@ -1243,6 +1250,25 @@ absl::Status Importer::importNode() {
       return define(0, unary("log", r));
     return define(0, r);
   }
+  if (op == "MeanVarianceNormalization") {
+    // ONNX's function body: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9),
+    // the moments over `axes` (default 0, 2, 3).
+    TRY_ASSIGN(x, input(0));
+    if (!isFloat(x.dtype))
+      return unsupported("MeanVarianceNormalization needs a float input");
+    std::vector<int64_t> axes = {0, 2, 3};
+    if (auto a = attrInts("axes"))
+      axes = *a;
+    TRY_ASSIGN(mean, reduce("mean", x, axes, true));
+    TRY_ASSIGN(meanSq, binary("mul", mean, mean));
+    TRY_ASSIGN(sq, binary("mul", x, x));
+    TRY_ASSIGN(sqMean, reduce("mean", sq, axes, true));
+    TRY_ASSIGN(var, binary("sub", sqMean, meanSq));
+    TRY_ASSIGN(den, binary("add", unary("sqrt", var), constant(x.dtype, 1e-9)));
+    TRY_ASSIGN(centered, binary("sub", x, mean));
+    TRY_ASSIGN(y, binary("div", centered, den));
+    return define(0, y);
+  }
   if (op == "Softmax" || op == "LogSoftmax") {
     TRY_ASSIGN(x, input(0));
     int64_t rank = static_cast<int64_t>(x.shape.size());
@@ -1318,9 +1344,9 @@ absl::Status Importer::importNode() {
         return define(2, reshape(inv, statShape));
       return absl::OkStatus();
     }
-    Val y = emit(absl::StrFormat("fusec.layer_norm %s, %s, %s {epsilon = %.9g : f64} : (%s, %s, %s) -> %s",
-                                 use(in), use(g), use(b), attrFloat("epsilon", 1e-5f), ty(in), ty(g),
-                                 ty(b), ty(in)),
+    Val y = emit(absl::StrFormat("fusec.layer_norm %s, %s, %s {epsilon = %s : f64} : (%s, %s, %s) -> %s",
+                                 use(in), use(g), use(b), floatText(attrFloat("epsilon", 1e-5f)),
+                                 ty(in), ty(g), ty(b), ty(in)),
                  in.dtype, in.shape);
     return define(0, reshape(y, x.shape));
   }
