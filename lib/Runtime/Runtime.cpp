@@ -583,6 +583,10 @@ absl::StatusOr<float> Event::elapsedMs(const Event &start, const Event &end) {
 // The attention intrinsic
 //===----------------------------------------------------------------------===//
 
+#ifdef FUSEC_HAVE_ATTENTION_KERNEL
+#include "attention.h"
+#endif
+
 namespace fusec::rt {
 namespace {
 
@@ -596,7 +600,7 @@ struct AttentionLibrary {
   absl::Status status;
 };
 
-const AttentionLibrary &attentionLibrary() {
+[[maybe_unused]] const AttentionLibrary &attentionLibrary() {
   static const AttentionLibrary lib = [] {
     AttentionLibrary l;
     std::vector<std::string> candidates;
@@ -657,11 +661,28 @@ absl::Status validateAttention(const AttentionArgs &a) {
   return absl::OkStatus();
 }
 
-absl::Status attentionAvailable() { return attentionLibrary().status; }
+absl::Status attentionAvailable() {
+#ifdef FUSEC_HAVE_ATTENTION_KERNEL
+  return absl::OkStatus();
+#else
+  return attentionLibrary().status;
+#endif
+}
 
 absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
   if (auto st = validateAttention(a); !st.ok())
     return st;
+#ifdef FUSEC_HAVE_ATTENTION_KERNEL
+  // The kernel embedded in this runtime (runtime_kernels/attention_sm90.cu).
+  auto ptr = [](uint64_t p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); };
+  attention::Problem pr{ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.o),
+                        static_cast<float *>(ptr(a.lse)), a.batch, a.heads, a.kvHeads,
+                        a.sq, a.skv, a.headDim, a.scale, a.causal, a.dtype,
+                        a.flags < 0 ? (attention::kPingPong | attention::kPipeline) : a.flags};
+  if (attention::forward(pr, static_cast<cudaStream_t>(stream.handle())) != 0)
+    return absl::InternalError(absl::StrCat("attention: ", attention::lastErrorMessage()));
+  return absl::OkStatus();
+#else
   const AttentionLibrary &lib = attentionLibrary();
   if (!lib.status.ok())
     return lib.status;
@@ -675,6 +696,7 @@ absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
   if (rc != 0)
     return absl::InternalError(absl::StrCat("attention: ", lib.lastError()));
   return absl::OkStatus();
+#endif
 }
 
 } // namespace fusec::rt

@@ -178,10 +178,11 @@ struct AttentionArgs {
 /// saying which.
 absl::Status validateAttention(const AttentionArgs &args);
 
-/// Whether the intrinsic's library (libfusec_attention.so, built by nvcc
-/// from runtime_kernels/) can be loaded: $FUSEC_ATTENTION_LIB, else
-/// ../lib/ beside this executable, else the loader's search path.
-/// kUnavailable saying where it looked.
+/// Whether the intrinsic is there: built into this runtime (when the build
+/// had nvcc: the sm_90a fatbin is embedded), else its library
+/// (libfusec_attention.so) loaded from $FUSEC_ATTENTION_LIB, ../lib/ beside
+/// this executable or the loader's search path. kUnavailable saying where
+/// it looked.
 absl::Status attentionAvailable();
 
 /// Validates, then enqueues the intrinsic on `stream`.
