@@ -355,6 +355,16 @@ private:
     if (getElementTypeOrSelf(k.getType()) != elem || getElementTypeOrSelf(v.getType()) != elem ||
         getElementTypeOrSelf(pv.getType()) != elem)
       return failure();
+    if (intrinsicOnly) {
+      // What runtime_kernels/attention_sm90.cu runs (rt::validateAttention).
+      auto qt = cast<RankedTensorType>(q.getType()), kt = cast<RankedTensorType>(k.getType());
+      auto vt = cast<RankedTensorType>(v.getType());
+      int64_t d = qt.getDimSize(3);
+      if (!(elem.isBF16() || elem.isF16()) || (d != 64 && d != 128 && d != 256) ||
+          vt.getDimSize(3) != d || kt.getDimSize(1) == 0 ||
+          qt.getDimSize(1) % kt.getDimSize(1) != 0)
+        return failure();
+    }
     OpBuilder b(pv);
     auto attention = b.create<AttentionOp>(pv.getLoc(), pv.getType(), q, k, v,
                                            b.getF64FloatAttr(scale),

@@ -13,7 +13,9 @@ using namespace mlir;
 namespace fusec {
 
 void buildFusecPipeline(OpPassManager &pm, const FusecPipelineOptions &o) {
-  pm.addPass(createRecognizeAttention());
+  // Only what the attention intrinsic runs: anything else stays written out
+  // for the generated kernels.
+  pm.addPass(createRecognizeAttention(RecognizeAttentionOptions{/*intrinsicOnly=*/true}));
   pm.addPass(createDecompose());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -48,7 +48,16 @@ def RecognizeAttention : Pass<"fusec-recognize-attention"> {
     causal}`, which the runtime's attention kernel runs. The rewrite keeps
     the graph's meaning (tested by running it before and after); it runs
     first in `--fusec-pipeline`, before `softmax` is decomposed.
+
+    With `intrinsic-only` (as `--fusec-pipeline` runs it) only attention the
+    runtime's kernel runs is rewritten: bf16 or f16, head dim 64, 128 or 256,
+    V's head dim equal to Q's, kv heads dividing query heads. Other attention
+    stays written out, so the generated kernels run it.
   }];
+  let options = [
+    Option<"intrinsicOnly", "intrinsic-only", "bool", "false",
+           "Only rewrite attention the runtime's attention kernel runs">,
+  ];
   let dependentDialects = ["::fusec::FusecDialect"];
 }
 

@@ -4,10 +4,19 @@
 // RUN: fusec-run %s --function=causal_additive --verify-pipeline=fusec-recognize-attention | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run %s --function=causal_select --verify-pipeline=fusec-recognize-attention | FileCheck %s --check-prefix=SAME
 // SAME: PASS: fusec-recognize-attention keeps the graph's meaning
-// The pipeline forms attention before decomposing softmax:
+// The pipeline forms attention before decomposing softmax, only where the
+// attention intrinsic runs it (bf16/f16, head dim 64, 128 or 256): the f32
+// graphs here stay written out.
 // RUN: fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PIPE
+// RUN: fusec-opt %s --fusec-recognize-attention=intrinsic-only=true | FileCheck %s --check-prefix=ONLY
 // PIPE-LABEL: func.func @scaled
+// PIPE-NOT: fusec.attention
+// PIPE-LABEL: func.func @bf16_causal
 // PIPE: fusec.attention
+// ONLY-LABEL: func.func @scaled
+// ONLY-NOT: fusec.attention
+// ONLY-LABEL: func.func @bf16_causal
+// ONLY: fusec.attention %arg0, %arg1, %arg2 {causal, scale = 1.250000e-01 : f64}
 
 // CHECK-LABEL: func.func @scaled
 // CHECK-NEXT: %[[O:.*]] = fusec.attention %arg0, %arg1, %arg2 {scale = 1.250000e-01 : f64}
@@ -74,4 +83,27 @@ func.func @scores_escape(%q: tensor<1x1x2x8xf32>, %k: tensor<1x1x2x8xf32>, %v: t
   %p = fusec.softmax %s dim 3 : tensor<1x1x2x2xf32>
   %o = fusec.matmul %p, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x8xf32>) -> tensor<1x1x2x8xf32>
   return %o, %s : tensor<1x1x2x8xf32>, tensor<1x1x2x2xf32>
+}
+
+// bf16, head dim 64, causal by select: what the intrinsic runs.
+// CHECK-LABEL: func.func @bf16_causal
+// CHECK: fusec.attention %arg0, %arg1, %arg2 {causal, scale = 1.250000e-01 : f64}
+func.func @bf16_causal(%q: tensor<1x4x8x64xbf16>, %k: tensor<1x4x8x64xbf16>, %v: tensor<1x4x8x64xbf16>) -> tensor<1x4x8x64xbf16> {
+  %s = fusec.matmul %q, %k {transpose_rhs} : (tensor<1x4x8x64xbf16>, tensor<1x4x8x64xbf16>) -> tensor<1x4x8x8xbf16>
+  %c = fusec.constant dense<0.125> : tensor<1x4x8x8xbf16>
+  %t = fusec.mul %s, %c : tensor<1x4x8x8xbf16>
+  %keep = fusec.constant dense<[[true, false, false, false, false, false, false, false],
+                                 [true, true, false, false, false, false, false, false],
+                                 [true, true, true, false, false, false, false, false],
+                                 [true, true, true, true, false, false, false, false],
+                                 [true, true, true, true, true, false, false, false],
+                                 [true, true, true, true, true, true, false, false],
+                                 [true, true, true, true, true, true, true, false],
+                                 [true, true, true, true, true, true, true, true]]> : tensor<8x8xi1>
+  %kb = fusec.broadcast %keep dims [2, 3] : tensor<8x8xi1> -> tensor<1x4x8x8xi1>
+  %ninf = fusec.constant dense<0xFF80> : tensor<1x4x8x8xbf16>
+  %m = fusec.select %kb, %t, %ninf : tensor<1x4x8x8xbf16>
+  %p = fusec.softmax %m dim 3 : tensor<1x4x8x8xbf16>
+  %o = fusec.matmul %p, %v : (tensor<1x4x8x8xbf16>, tensor<1x4x8x64xbf16>) -> tensor<1x4x8x64xbf16>
+  return %o : tensor<1x4x8x64xbf16>
 }

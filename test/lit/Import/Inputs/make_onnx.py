@@ -41,7 +41,7 @@ def vi(num, n):
     return field(num, 0, varint(n))
 
 
-FLOAT, INT64 = 1, 7
+FLOAT, INT64, FLOAT16 = 1, 7, 10
 
 
 def tensor(name, dtype, dims, values=None, external=None):
@@ -50,6 +50,8 @@ def tensor(name, dtype, dims, values=None, external=None):
         t += ld(13, ld(1, "location") + ld(2, external)) + vi(14, 1)
     elif dtype == FLOAT:
         t += ld(9, struct.pack(f"<{len(values)}f", *values))
+    elif dtype == FLOAT16:
+        t += ld(9, struct.pack(f"<{len(values)}e", *values))
     else:
         t += ld(9, struct.pack(f"<{len(values)}q", *values))
     return t
@@ -116,6 +118,16 @@ def main():
                               [tensor("scale", FLOAT, [], [0.25])],
                               [("q", FLOAT, shape), ("k", FLOAT, shape), ("v", FLOAT, shape)],
                               [("o", FLOAT, shape)]))
+    # In f16 with head dim 64: what the attention intrinsic runs.
+    shape = [1, 2, 8, 64]
+    w("attention_f16.onnx", model([node("Transpose", ["k"], ["kt"], "kt", attr_ints("perm", [0, 1, 3, 2])),
+                                   node("MatMul", ["q", "kt"], ["s"], "qk"),
+                                   node("Mul", ["s", "scale"], ["t"], "scale"),
+                                   node("Softmax", ["t"], ["p"], "softmax", attr_int("axis", -1)),
+                                   node("MatMul", ["p", "v"], ["o"], "pv")],
+                                  [tensor("scale", FLOAT16, [], [0.125])],
+                                  [("q", FLOAT16, shape), ("k", FLOAT16, shape), ("v", FLOAT16, shape)],
+                                  [("o", FLOAT16, shape)]))
 
 
 if __name__ == "__main__":
