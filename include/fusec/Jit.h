@@ -47,6 +47,13 @@ struct JitOptions {
   std::string function;
   /// Allow aggressive PTX (cache-hinted loads); part of the cache key.
   bool aggressivePtx = true;
+  /// The loads of tensors read once and of tensors re-read by many CTAs
+  /// (--fusec-codegen's stream-load and keep-load); empty: the target's
+  /// measured choice. Part of the cache key.
+  std::string streamLoad, keepLoad;
+  /// Rows held in registers: the 16-byte chunks a thread aims to hold
+  /// (1-16); 0: the default (4).
+  int64_t rowChunks = 0;
   /// The roofline target each kernel's predicted time is taken from
   /// (KernelStats::predictedSeconds): a name (h200-measured, h200, b200, ...)
   /// or a target file; empty: h200-measured for sm_90, b200 for sm_100,

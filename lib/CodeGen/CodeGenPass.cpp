@@ -1,23 +1,42 @@
 //===- CodeGenPass.cpp - --fusec-codegen ------------------------*- C++ -*-===//
+//
+// Resolves the options (pass options, then the tools' environment overrides,
+// then the target's measured choices), makes sure every kernel carries a
+// launch plan, and generates each kernel: PTX attached to it, or its
+// LLVM/NVVM module appended to the input with emit=llvm.
+//
+//===----------------------------------------------------------------------===//
 
 #include "fusec/CodeGen/CodeGen.h"
-#include "fusec/Passes/Passes.h"
+#include "fusec/CodeGen/LaunchPlan.h"
+#include "fusec/CodeGen/Passes.h"
+#include "fusec/IR/Fusec.h"
+#include "fusec/Target/Target.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "llvm/Support/ToolOutputFile.h"
-
-#include <cstdlib>
-#include <cstring>
 
 namespace fusec {
 #define GEN_PASS_DEF_CODEGEN
-#include "fusec/Passes/Passes.h.inc"
+#include "fusec/CodeGen/Passes.h.inc"
 } // namespace fusec
 
 using namespace mlir;
 using namespace fusec;
+
+void fusec::registerCodeGenDialects(DialectRegistry &registry) {
+  registry.insert<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}
 
 namespace {
 
@@ -25,65 +44,101 @@ class CodeGenPass : public fusec::impl::CodeGenBase<CodeGenPass> {
 public:
   using CodeGenBase::CodeGenBase;
 
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registerCodeGenDialects(registry);
+  }
+
+  /// The options in force: pass options, the tools' environment overrides
+  /// over them, and the target's choices where neither says.
+  FailureOr<PtxOptions> resolve() {
+    PtxOptions o;
+    o.arch = arch;
+    o.target = !target.empty() ? target.getValue()
+               : arch == "sm_100a" ? std::string("b200")
+                                   : std::string("h200");
+    auto t = Target::load(o.target);
+    if (!t.ok()) {
+      getOperation().emitError() << "fusec-codegen: " << std::string(t.status().message());
+      return failure();
+    }
+    const CodeGenOverrides &env = codeGenOverrides();
+    o.aggressivePtx = aggressivePtx && !env.disableAggressivePtx;
+    std::string stream = !streamLoad.empty() ? streamLoad.getValue() : t->choice("stream_load");
+    std::string keep = !keepLoad.empty() ? keepLoad.getValue() : t->choice("keep_load");
+    auto s = parseStreamLoad(stream.empty() ? "plain" : stream);
+    auto k = parseKeepLoad(keep.empty() ? "plain" : keep);
+    if (!s) {
+      getOperation().emitError() << "fusec-codegen: stream-load='" << stream
+                                 << "' is not plain, no_allocate, l2_256b or evict_first";
+      return failure();
+    }
+    if (!k) {
+      getOperation().emitError() << "fusec-codegen: keep-load='" << keep
+                                 << "' is not plain, evict_last or nc";
+      return failure();
+    }
+    o.streamLoad = env.streamLoad.value_or(*s);
+    o.keepLoad = env.keepLoad.value_or(*k);
+    o.rowChunks = env.rowChunks.value_or(rowChunks);
+    if (o.rowChunks < 1 || o.rowChunks > 16) {
+      getOperation().emitError() << "fusec-codegen: row-chunks=" << o.rowChunks
+                                 << " is not in [1, 16]";
+      return failure();
+    }
+    if (emit != "ptx" && emit != "llvm") {
+      getOperation().emitError() << "fusec-codegen: emit='" << emit << "' is not ptx or llvm";
+      return failure();
+    }
+    return o;
+  }
+
   void runOnOperation() override {
-    PtxOptions options;
-    options.arch = arch;
-    const char *env = std::getenv("FUSEC_DISABLE_AGGRESSIVE_PTX");
-    options.aggressivePtx =
-        aggressivePtx && !(env && *env && std::strcmp(env, "0") != 0);
-    if (const char *v = std::getenv("FUSEC_STREAM_LOAD"); v && *v) {
-      std::string mode = v;
-      if (mode != "plain" && mode != "no_allocate" && mode != "l2_256b" &&
-          mode != "evict_first") {
-        getOperation().emitError() << "FUSEC_STREAM_LOAD='" << mode
-                                   << "' is not plain, no_allocate, l2_256b or evict_first";
-        return signalPassFailure();
-      }
-      options.streamLoad = mode;
-    }
-    if (const char *v = std::getenv("FUSEC_ROW_CHUNKS"); v && *v) {
-      char *end = nullptr;
-      long chunks = std::strtol(v, &end, 10);
-      if (*end || chunks < 1 || chunks > 16) {
-        getOperation().emitError() << "FUSEC_ROW_CHUNKS='" << v
-                                   << "' is not a number from 1 to 16";
-        return signalPassFailure();
-      }
-      options.rowChunks = static_cast<int>(chunks);
-    }
-    if (const char *v = std::getenv("FUSEC_KEEP_LOAD"); v && *v) {
-      std::string mode = v;
-      if (mode != "plain" && mode != "evict_last" && mode != "nc") {
-        getOperation().emitError() << "FUSEC_KEEP_LOAD='" << mode
-                                   << "' is not plain, evict_last or nc";
-        return signalPassFailure();
-      }
-      options.keepLoad = mode;
-    }
+    auto resolved = resolve();
+    if (failed(resolved))
+      return signalPassFailure();
+    const PtxOptions &options = *resolved;
+    auto loaded = Target::load(options.target);
     Builder b(&getContext());
-    WalkResult result = getOperation().walk([&](KernelOp kernel) {
-      if (kernel->hasAttr("fusec.ptx"))
-        return WalkResult::advance();
+    SmallVector<KernelOp> kernels;
+    getOperation().walk([&](KernelOp kernel) {
+      if (!kernel->hasAttr("fusec.ptx"))
+        kernels.push_back(kernel);
+    });
+    for (KernelOp kernel : kernels) {
+      // The plan: fusec-tile's, or made now by the same function.
+      if (!kernel->hasAttr("fusec.launch")) {
+        PlanOptions plan;
+        plan.rowChunks = options.rowChunks;
+        plan.arch = options.arch;
+        kernel->setAttr("fusec.launch", planLaunch(kernel, *loaded, plan));
+      }
+      auto launch = kernel->getAttrOfType<LaunchAttr>("fusec.launch");
+      if (emit == "llvm") {
+        auto module = buildKernelModule(kernel, options);
+        if (!module.ok()) {
+          if (failed(report(kernel, module.status())))
+            return signalPassFailure();
+          continue;
+        }
+        getOperation().getBody()->push_back(module->release());
+        continue;
+      }
       auto g = generateKernel(kernel, options);
       if (!g.ok()) {
-        if (g.status().code() == absl::StatusCode::kUnimplemented) {
-          if (remarks)
-            mlir::emitRemark(kernel.getLoc())
-                << "no PTX generated: " << std::string(g.status().message());
-          return WalkResult::advance();
-        }
-        kernel.emitError() << "fusec-codegen: " << std::string(g.status().message());
-        return WalkResult::interrupt();
+        if (failed(report(kernel, g.status())))
+          return signalPassFailure();
+        continue;
       }
       kernel->setAttr("fusec.ptx", b.getStringAttr(g->ptx));
       kernel->setAttr("fusec.entry", b.getStringAttr(g->entry));
-      kernel->setAttr("fusec.grid", b.getDenseI64ArrayAttr({g->grid}));
-      kernel->setAttr("fusec.block", b.getDenseI64ArrayAttr({g->block}));
-      kernel->setAttr("fusec.strategy", b.getStringAttr(g->strategy));
+      kernel->setAttr("fusec.grid", b.getDenseI64ArrayAttr({launch.getGrid()}));
+      kernel->setAttr("fusec.block", b.getDenseI64ArrayAttr({launch.getBlock()}));
+      kernel->setAttr("fusec.strategy", StrategyAttr::get(&getContext(), launch.getStrategy()));
       if (remarks)
-        mlir::emitRemark(kernel.getLoc())
-            << "generated '" << g->entry << "' for " << arch << ": " << g->strategy
-            << ", grid " << g->grid << " x block " << g->block;
+        emitRemark(kernel.getLoc())
+            << "generated '" << g->entry << "' for " << arch << ": "
+            << stringifyStrategy(launch.getStrategy()) << ", grid " << launch.getGrid()
+            << " x block " << launch.getBlock();
       if (!dumpDir.empty()) {
         std::string error;
         auto func = kernel->getParentOfType<func::FuncOp>();
@@ -91,15 +146,23 @@ public:
         auto file = openOutputFile(dumpDir + "/" + prefix + g->entry + ".ptx", &error);
         if (!file) {
           kernel.emitError() << "fusec-codegen: " << error;
-          return WalkResult::interrupt();
+          return signalPassFailure();
         }
         file->os() << g->ptx;
         file->keep();
       }
-      return WalkResult::advance();
-    });
-    if (result.wasInterrupted())
-      signalPassFailure();
+    }
+  }
+
+  /// A kernel fusec does not generate yet is a remark; anything else an error.
+  LogicalResult report(KernelOp kernel, const absl::Status &status) {
+    if (status.code() == absl::StatusCode::kUnimplemented) {
+      if (remarks)
+        emitRemark(kernel.getLoc()) << "no PTX generated: " << std::string(status.message());
+      return success();
+    }
+    kernel.emitError() << "fusec-codegen: " << std::string(status.message());
+    return failure();
   }
 };
 

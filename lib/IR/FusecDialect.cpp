@@ -22,12 +22,192 @@ using namespace fusec;
 #include "fusec/IR/FusecDialect.cpp.inc"
 #include "fusec/IR/FusecEnums.cpp.inc"
 #include "fusec/IR/FusecInterfaces.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "fusec/IR/FusecAttrs.cpp.inc"
 
 void FusecDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "fusec/IR/FusecOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "fusec/IR/FusecAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 Strategy strategy, int64_t grid, int64_t block,
+                                 int64_t vector, int64_t chunks, int64_t rows,
+                                 ArrayRef<int64_t> tile, int64_t stages,
+                                 int64_t cluster, int64_t smem, int64_t regs) {
+  if (grid < 1 || grid > (int64_t(1) << 31) - 1)
+    return emitError() << "grid " << grid << " is not in [1, 2^31 - 1]";
+  if (block < 1 || block > 1024)
+    return emitError() << "block " << block << " is not in [1, 1024]";
+  if (vector < 1 || vector > 16 || (vector & (vector - 1)))
+    return emitError() << "vector " << vector << " is not a power of two up to 16";
+  if (chunks < 1 || chunks > 64)
+    return emitError() << "chunks " << chunks << " is not in [1, 64]";
+  if (rows < 0 || (rows && block % rows))
+    return emitError() << "rows " << rows << " does not divide the block of " << block;
+  if (!tile.empty() && (tile.size() != 3 || llvm::any_of(tile, [](int64_t t) { return t < 1; })))
+    return emitError() << "tile must be three positive sizes (M, N, K)";
+  bool matmulTiled = strategy == Strategy::matmul_wgmma || strategy == Strategy::matmul_tcgen05;
+  if (matmulTiled && (tile.empty() || stages < 1))
+    return emitError() << "strategy " << stringifyStrategy(strategy)
+                       << " needs a tile and at least one stage";
+  if (stages < 0 || stages > 16)
+    return emitError() << "stages " << stages << " is not in [0, 16]";
+  if (cluster < 1 || cluster > 16)
+    return emitError() << "cluster " << cluster << " is not in [1, 16]";
+  if (smem < 0 || smem > 232448)
+    return emitError() << "smem " << smem << " bytes is not in [0, 227 KiB]";
+  if (regs < 0 || regs > 255)
+    return emitError() << "regs " << regs << " is not in [0, 255]";
+  return success();
+}
+
+LogicalResult TensorMapAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                    int64_t slot, int64_t elementBytes,
+                                    ArrayRef<int64_t> dims, ArrayRef<int64_t> strides,
+                                    ArrayRef<int64_t> box, int64_t swizzle) {
+  if (slot < 0)
+    return emitError() << "slot " << slot << " is negative";
+  if (elementBytes != 1 && elementBytes != 2 && elementBytes != 4 && elementBytes != 8)
+    return emitError() << "element_bytes " << elementBytes << " is not 1, 2, 4 or 8";
+  if (dims.empty() || dims.size() > 5)
+    return emitError() << "a tensor map has 1 to 5 dims, not " << dims.size();
+  if (strides.size() + 1 != dims.size())
+    return emitError() << "a tensor map of " << dims.size() << " dims needs "
+                       << dims.size() - 1 << " strides, not " << strides.size();
+  if (box.size() != dims.size())
+    return emitError() << "box has " << box.size() << " sizes for " << dims.size() << " dims";
+  for (int64_t d : dims)
+    if (d < 1 || d > (int64_t(1) << 32))
+      return emitError() << "dim " << d << " is not in [1, 2^32]";
+  for (int64_t s : strides)
+    if (s < 16 || s % 16 || s >= (int64_t(1) << 40))
+      return emitError() << "stride " << s << " bytes is not a multiple of 16 below 2^40";
+  for (int64_t b : box)
+    if (b < 1 || b > 256)
+      return emitError() << "box size " << b << " is not in [1, 256]";
+  if ((box[0] * elementBytes) % 16)
+    return emitError() << "the box's inner extent (" << box[0] * elementBytes
+                       << " bytes) is not a multiple of 16";
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitError() << "swizzle " << swizzle << " is not 0, 32, 64 or 128";
+  if (swizzle && box[0] * elementBytes > swizzle)
+    return emitError() << "the box's inner extent (" << box[0] * elementBytes
+                       << " bytes) exceeds the swizzle span of " << swizzle;
+  return success();
+}
+
+/// The discardable `fusec.*` attributes, each checked where it appears.
+LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  auto kernel = dyn_cast<KernelOp>(op);
+  auto onKernel = [&]() -> LogicalResult {
+    if (!kernel)
+      return op->emitError() << "'" << name << "' belongs on a fusec.kernel";
+    return success();
+  };
+  auto positiveDims = [&]() -> LogicalResult {
+    auto dims = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!dims || dims.empty() || dims.size() > 3)
+      return op->emitError() << "'" << name << "' must be array<i64: x[, y[, z]]>";
+    for (int64_t d : dims.asArrayRef())
+      if (d < 1 || d > (int64_t(1) << 31) - 1)
+        return op->emitError() << "'" << name << "' has size " << d
+                               << ", not in [1, 2^31 - 1]";
+    return success();
+  };
+  if (name == "fusec.launch") {
+    if (failed(onKernel()))
+      return failure();
+    if (!isa<LaunchAttr>(value))
+      return op->emitError() << "'fusec.launch' must be a #fusec.launch<...>";
+    return success();
+  }
+  if (name == "fusec.ptx" || name == "fusec.entry") {
+    if (failed(onKernel()))
+      return failure();
+    auto s = dyn_cast<StringAttr>(value);
+    if (!s || s.getValue().empty())
+      return op->emitError() << "'" << name << "' must be a non-empty string";
+    return success();
+  }
+  if (name == "fusec.grid" || name == "fusec.block")
+    return failed(onKernel()) ? failure() : positiveDims();
+  if (name == "fusec.shared") {
+    if (failed(onKernel()))
+      return failure();
+    auto i = dyn_cast<IntegerAttr>(value);
+    if (!i || i.getInt() < 0 || i.getInt() > 232448)
+      return op->emitError() << "'fusec.shared' must be an integer of bytes in [0, 227 KiB]";
+    return success();
+  }
+  if (name == "fusec.strategy") {
+    if (failed(onKernel()))
+      return failure();
+    if (!isa<StrategyAttr>(value))
+      return op->emitError() << "'fusec.strategy' must be a #fusec<strategy ...>";
+    return success();
+  }
+  if (name == "fusec.cache_hints") {
+    if (failed(onKernel()))
+      return failure();
+    auto hints = dyn_cast<ArrayAttr>(value);
+    if (!hints || !llvm::all_of(hints, [](Attribute a) { return isa<CacheHintAttr>(a); }))
+      return op->emitError() << "'fusec.cache_hints' must be an array of #fusec<cache_hint ...>";
+    if (hints.size() != kernel.getInputs().size())
+      return op->emitError() << "'fusec.cache_hints' has " << hints.size()
+                             << " entries for " << kernel.getInputs().size() << " operands";
+    return success();
+  }
+  if (name == "fusec.tensor_maps") {
+    if (failed(onKernel()))
+      return failure();
+    auto maps = dyn_cast<ArrayAttr>(value);
+    if (!maps || !llvm::all_of(maps, [](Attribute a) { return isa<TensorMapAttr>(a); }))
+      return op->emitError() << "'fusec.tensor_maps' must be an array of #fusec.tensor_map<...>";
+    int64_t slots = kernel.getInputs().size() + kernel.getNumResults();
+    for (Attribute a : maps)
+      if (cast<TensorMapAttr>(a).getSlot() >= slots)
+        return op->emitError() << "a tensor map names slot " << cast<TensorMapAttr>(a).getSlot()
+                               << " of a kernel with " << slots << " operands and results";
+    return success();
+  }
+  if (name == "fusec.matmul_epilogue") {
+    if (failed(onKernel()))
+      return failure();
+    if (!isa<UnitAttr>(value))
+      return op->emitError() << "'fusec.matmul_epilogue' is a unit attribute";
+    return success();
+  }
+  if (name == "fusec.cost" || name == "fusec.total_cost") {
+    if (!isa<DictionaryAttr>(value))
+      return op->emitError() << "'" << name << "' must be a dictionary of figures";
+    return success();
+  }
+  if (name == "fusec.error_bound") {
+    auto bounds = dyn_cast<ArrayAttr>(value);
+    if (!bounds || !llvm::all_of(bounds, [](Attribute a) { return isa<FloatAttr>(a); }))
+      return op->emitError() << "'fusec.error_bound' must be an array of floats, one per result";
+    return success();
+  }
+  return op->emitError() << "unknown attribute '" << name
+                         << "' (the fusec dialect declares fusec.launch, fusec.ptx, "
+                            "fusec.entry, fusec.grid, fusec.block, fusec.shared, "
+                            "fusec.strategy, fusec.cache_hints, fusec.tensor_maps, "
+                            "fusec.matmul_epilogue, fusec.cost, fusec.total_cost and "
+                            "fusec.error_bound)";
 }
 
 Operation *FusecDialect::materializeConstant(OpBuilder &builder,

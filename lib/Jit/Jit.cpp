@@ -10,6 +10,7 @@
 #include "fusec/JitModule.h"
 #include "fusec/IR/Fusec.h"
 #include "fusec/Interpreter/Interpreter.h"
+#include "fusec/CodeGen/Passes.h"
 #include "fusec/Passes/Passes.h"
 #include "fusec/Target/Roofline.h"
 
@@ -293,11 +294,22 @@ struct Jit::Impl {
       : options(std::move(opts)), cache(options.cache) {
     DialectRegistry registry;
     registry.insert<FusecDialect, func::FuncDialect>();
+    registerCodeGenDialects(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
   }
 
   Result build(absl::string_view text, absl::string_view sourceName);
+
+  /// The target whose figures and measured load choices code generation
+  /// uses: the roofline target's (a calibrated file when there is one).
+  std::string codegenTarget() const {
+    if (!options.rooflineTarget.empty())
+      return options.rooflineTarget;
+    return absl::StartsWith(target, "sm_90")    ? "h200-measured"
+           : absl::StartsWith(target, "sm_100") ? "b200"
+                                                : "h200";
+  }
 };
 
 absl::StatusOr<std::unique_ptr<Jit>> Jit::create(JitOptions options) {
@@ -327,6 +339,8 @@ Jit::compile(absl::string_view text, absl::string_view sourceName) {
   std::string key =
       absl::StrCat(impl->target, "\n", impl->options.function, "\n",
                    impl->options.aggressivePtx ? "1" : "0", "\n",
+                   impl->options.streamLoad, "\n", impl->options.keepLoad, "\n",
+                   impl->options.rowChunks, "\n",
                    impl->options.rooflineTarget, "\n", text);
   std::promise<Impl::Result> promise;
   std::shared_future<Impl::Result> future;
@@ -393,11 +407,18 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
       FusecPipelineOptions pipeline;
       pipeline.target = absl::StartsWith(target, "sm_100") ? "b200" : "h200";
       pipeline.aggressivePtx = options.aggressivePtx;
+      if (options.rowChunks > 0)
+        pipeline.rowChunks = options.rowChunks;
       buildFusecPipeline(pm, pipeline);
     }
     CodeGenOptions codegen;
     codegen.arch = target;
+    codegen.target = codegenTarget();
     codegen.aggressivePtx = options.aggressivePtx;
+    codegen.streamLoad = options.streamLoad;
+    codegen.keepLoad = options.keepLoad;
+    if (options.rowChunks > 0)
+      codegen.rowChunks = options.rowChunks;
     pm.addPass(createCodeGen(codegen));
     if (failed(pm.run(*module)))
       return absl::InvalidArgumentError(diagnostics.empty() ? "compilation failed"
@@ -596,8 +617,8 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
     KernelStats stats;
     stats.name = kernel.getName() ? kernel.getName()->str() : entry;
     stats.cost = kernel.getCost();
-    if (auto s = kernel->getAttrOfType<StringAttr>("fusec.strategy"))
-      stats.strategy = s.getValue().str();
+    if (auto s = kernel->getAttrOfType<StrategyAttr>("fusec.strategy"))
+      stats.strategy = stringifyStrategy(s.getValue()).str();
     if (roofline) {
       KernelAnalysis a = analyzeOp(kernel, *roofline);
       stats.predictedSeconds = a.predictedSeconds;

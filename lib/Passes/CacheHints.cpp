@@ -1,12 +1,10 @@
 //===- CacheHints.cpp - Cache policy for each kernel operand ----*- C++ -*-===//
 
+#include "fusec/CodeGen/CodeGen.h"
 #include "fusec/Passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-
-#include <cstdlib>
-#include <cstring>
 
 namespace fusec {
 #define GEN_PASS_DEF_ASSIGNCACHEHINTS
@@ -17,12 +15,6 @@ using namespace mlir;
 using namespace fusec;
 
 namespace {
-
-/// The environment's escape switch for every aggressive PTX feature.
-bool aggressiveDisabledByEnvironment() {
-  const char *v = std::getenv("FUSEC_DISABLE_AGGRESSIVE_PTX");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
 
 /// Is the kernel's block argument read more than once per element? It is
 /// when it is smaller than the kernel's iteration space (a per-feature
@@ -45,13 +37,15 @@ public:
   using AssignCacheHintsBase::AssignCacheHintsBase;
 
   void runOnOperation() override {
-    bool on = aggressive && !aggressiveDisabledByEnvironment();
+    // FUSEC_DISABLE_AGGRESSIVE_PTX, read once by the tool, is the escape
+    // switch for every aggressive PTX feature.
+    bool on = aggressive && !codeGenOverrides().disableAggressivePtx;
     Builder b(&getContext());
     getOperation().walk([&](KernelOp kernel) {
       SmallVector<Attribute> hints;
       Block &body = kernel.getBody().front();
       for (auto [i, input] : llvm::enumerate(kernel.getInputs())) {
-        StringRef hint = "default";
+        CacheHint hint = CacheHint::Default;
         if (on) {
           // Read once by the whole graph: this kernel is its only reader
           // and reads each element once.
@@ -60,9 +54,9 @@ public:
             readers += user != kernel.getOperation() ? 1 : 0;
           bool once = readers == 0 && llvm::count(kernel.getInputs(), input) == 1 &&
                       !rereadInside(body.getArgument(i), kernel);
-          hint = once ? "stream" : "keep";
+          hint = once ? CacheHint::Stream : CacheHint::Keep;
         }
-        hints.push_back(b.getStringAttr(hint));
+        hints.push_back(CacheHintAttr::get(&getContext(), hint));
       }
       kernel->setAttr("fusec.cache_hints", b.getArrayAttr(hints));
     });

@@ -15,6 +15,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
 
 #include <queue>
 
@@ -22,6 +23,8 @@ namespace fusec {
 #define GEN_PASS_DEF_FUSE
 #include "fusec/Passes/Passes.h.inc"
 } // namespace fusec
+
+#define DEBUG_TYPE "fusec-fuse"
 
 using namespace mlir;
 using namespace fusec;
@@ -599,20 +602,21 @@ LogicalResult Fuser::materialize() {
         ready.push({units[s].position, s});
   }
   if (order.size() != units.size()) {
-    if (getenv("FUSEC_DEBUG_FUSE"))
+    LLVM_DEBUG({
       for (auto [ui, u] : llvm::enumerate(units)) {
         if (indegree[ui] == 0)
           continue;
-        llvm::errs() << "stuck unit " << ui << " pos " << u.position;
-        if (u.op)
-          llvm::errs() << " op " << u.op->getName() << "\n";
-        else {
-          llvm::errs() << " group " << u.group << " ops:";
+        llvm::dbgs() << "stuck unit " << ui << " pos " << u.position;
+        if (u.op) {
+          llvm::dbgs() << " op " << u.op->getName() << "\n";
+        } else {
+          llvm::dbgs() << " group " << u.group << " ops:";
           for (int oi : groups[u.group].ops)
-            llvm::errs() << " " << oi << ":" << ops[oi]->getName().stripDialect();
-          llvm::errs() << "\n";
+            llvm::dbgs() << " " << oi << ":" << ops[oi]->getName().stripDialect();
+          llvm::dbgs() << "\n";
         }
       }
+    });
     return func.emitError("fusec-fuse: internal error: the fused graph has a cycle");
   }
 

@@ -36,6 +36,7 @@ void buildFusecPipeline(OpPassManager &pm, const FusecPipelineOptions &o) {
   pm.addPass(createRecompute(recompute));
   TileOptions tile;
   tile.target = o.target;
+  tile.rowChunks = o.rowChunks;
   pm.addPass(createTile(tile));
   AssignCacheHintsOptions hints;
   hints.aggressive = o.aggressivePtx;

@@ -49,6 +49,28 @@ const std::map<std::string, std::string> &Target::knownFigures() {
   return known;
 }
 
+const std::map<std::string, std::pair<std::string, std::vector<std::string>>> &
+Target::knownChoices() {
+  static const std::map<std::string, std::pair<std::string, std::vector<std::string>>> known = {
+      {"stream_load",
+       {"the 16-byte load of tensors read once",
+        {"plain", "no_allocate", "l2_256b", "evict_first"}}},
+      {"keep_load",
+       {"the 16-byte load of tensors re-read by many CTAs", {"plain", "evict_last", "nc"}}},
+  };
+  return known;
+}
+
+std::string Target::choice(absl::string_view key) const {
+  auto it = choiceValues.find(std::string(key));
+  return it == choiceValues.end() ? "" : it->second.value;
+}
+
+std::string Target::choiceSource(absl::string_view key) const {
+  auto it = choiceValues.find(std::string(key));
+  return it == choiceValues.end() ? "" : it->second.source;
+}
+
 std::vector<std::string> Target::builtinNames() {
   std::vector<std::string> names;
   for (const Builtin &b : kBuiltins)
@@ -162,7 +184,7 @@ absl::StatusOr<Target> Target::parseWithDepth(absl::string_view text,
   for (const auto &kv : *root) {
     llvm::StringRef key = kv.first;
     if (key != "name" && key != "description" && key != "arch" &&
-        key != "base" && key != "figures" && key != "measured")
+        key != "base" && key != "figures" && key != "measured" && key != "codegen")
       return invalid(absl::StrCat("unknown key '", key.str(), "'"));
   }
   const llvm::json::Object *figures = root->getObject("figures");
@@ -183,6 +205,24 @@ absl::StatusOr<Target> Target::parseWithDepth(absl::string_view text,
       return invalid(absl::StrCat("figure '", key, "' is ", *value,
                                   ", expected a positive value"));
     result.figs[key] = Figure{*value, source->str()};
+  }
+  if (const llvm::json::Object *codegen = root->getObject("codegen")) {
+    for (const auto &kv : *codegen) {
+      std::string key = kv.first.str();
+      auto known = Target::knownChoices().find(key);
+      if (known == Target::knownChoices().end())
+        return invalid(absl::StrCat("unknown codegen choice '", key, "'"));
+      const llvm::json::Object *c = kv.second.getAsObject();
+      std::optional<llvm::StringRef> value = c ? c->getString("value") : std::nullopt;
+      std::optional<llvm::StringRef> source = c ? c->getString("source") : std::nullopt;
+      if (!value || !source)
+        return invalid(absl::StrCat("codegen choice '", key,
+                                    "' needs a string 'value' and a 'source'"));
+      if (!llvm::is_contained(known->second.second, value->str()))
+        return invalid(absl::StrCat("codegen choice '", key, "' is '", value->str(),
+                                    "', not one of its values"));
+      result.choiceValues[key] = Choice{value->str(), source->str()};
+    }
   }
   if (result.targetName.empty())
     return invalid("no 'name'");

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fusec/CodeGen/CodeGen.h"
+#include "fusec/CodeGen/Passes.h"
 #include "fusec/IR/Fusec.h"
 #include "fusec/Import/Onnx.h"
 #include "fusec/Passes/Passes.h"
@@ -58,6 +60,22 @@ static cl::opt<bool> noAggressivePtx(
     "no-aggressive-ptx",
     cl::desc("Turn off aggressive PTX (cache-hinted loads) in code generation"),
     cl::cat(category));
+static cl::opt<std::string> streamLoad(
+    "stream-load",
+    cl::desc("The load of tensors read once: plain, no_allocate, l2_256b or "
+             "evict_first (default: the target's measured choice; "
+             "FUSEC_STREAM_LOAD overrides)"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string> keepLoad(
+    "keep-load",
+    cl::desc("The load of tensors re-read by many CTAs: plain, evict_last or nc "
+             "(default: the target's choice; FUSEC_KEEP_LOAD overrides)"),
+    cl::init(""), cl::cat(category));
+static cl::opt<int64_t> rowChunks(
+    "row-chunks",
+    cl::desc("Rows held in registers: the 16-byte chunks a thread aims to hold, "
+             "1-16 (default 4; FUSEC_ROW_CHUNKS overrides)"),
+    cl::init(4), cl::cat(category));
 static cl::opt<std::string> report("report",
                                    cl::desc("Write the roofline report as JSON"),
                                    cl::value_desc("R.json"), cl::cat(category));
@@ -86,9 +104,21 @@ int main(int argc, char **argv) {
   auto loaded = fusec::Target::load(target);
   if (!loaded.ok())
     return fail(std::string(loaded.status().message()));
+  if (!streamLoad.empty() && !fusec::parseStreamLoad(streamLoad))
+    return fail("--stream-load=" + streamLoad + ": expected plain, no_allocate, l2_256b or evict_first");
+  if (!keepLoad.empty() && !fusec::parseKeepLoad(keepLoad))
+    return fail("--keep-load=" + keepLoad + ": expected plain, evict_last or nc");
+  if (rowChunks < 1 || rowChunks > 16)
+    return fail("--row-chunks=" + llvm::Twine(rowChunks) + ": expected 1 to 16");
+  // The environment's overrides of code generation, read once here.
+  auto overrides = fusec::codeGenOverridesFromEnvironment();
+  if (!overrides.ok())
+    return fail(std::string(overrides.status().message()));
+  fusec::setCodeGenOverrides(*overrides);
 
   DialectRegistry registry;
   registry.insert<fusec::FusecDialect, func::FuncDialect>();
+  fusec::registerCodeGenDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   std::string error;

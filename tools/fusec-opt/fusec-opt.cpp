@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fusec/CodeGen/CodeGen.h"
+#include "fusec/CodeGen/Passes.h"
 #include "fusec/IR/Fusec.h"
 #include "fusec/Passes/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,8 +37,17 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
   registry.insert<fusec::FusecDialect, mlir::func::FuncDialect>();
+  fusec::registerCodeGenDialects(registry);
   fusec::registerFusecPasses();
+  fusec::registerFusecCodeGenPasses();
   fusec::registerFusecPipeline();
+  // The environment's overrides of code generation, read once here.
+  auto overrides = fusec::codeGenOverridesFromEnvironment();
+  if (!overrides.ok()) {
+    llvm::WithColor::error(llvm::errs(), "fusec-opt") << std::string(overrides.status().message()) << "\n";
+    return 1;
+  }
+  fusec::setCodeGenOverrides(*overrides);
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fusec/CodeGen/CodeGen.h"
+#include "fusec/CodeGen/Passes.h"
 #include "fusec/IR/Fusec.h"
 #include "fusec/Import/Onnx.h"
 #include "fusec/Interpreter/Interpreter.h"
@@ -113,8 +115,36 @@ static cl::opt<std::string> rooflineTarget(
              "from (a name or a target file; default h200-measured on sm_90, "
              "b200 on sm_100)"),
     cl::cat(runCategory));
+static cl::opt<std::string> streamLoad(
+    "stream-load",
+    cl::desc("GPU run: the load of tensors read once (plain, no_allocate, "
+             "l2_256b, evict_first; default: the target's measured choice; "
+             "FUSEC_STREAM_LOAD overrides)"),
+    cl::cat(runCategory));
+static cl::opt<std::string> keepLoad(
+    "keep-load",
+    cl::desc("GPU run: the load of tensors re-read by many CTAs (plain, "
+             "evict_last, nc; default: the target's choice; FUSEC_KEEP_LOAD "
+             "overrides)"),
+    cl::cat(runCategory));
+static cl::opt<int64_t> rowChunks(
+    "row-chunks",
+    cl::desc("GPU run: the 16-byte chunks a thread of a row kernel aims to "
+             "hold, 1-16 (default 4; FUSEC_ROW_CHUNKS overrides)"),
+    cl::init(0), cl::cat(runCategory));
 
 namespace {
+
+/// The JIT's options from the command line.
+fusec::JitOptions jitOptions() {
+  fusec::JitOptions options;
+  options.function = functionName;
+  options.rooflineTarget = rooflineTarget;
+  options.streamLoad = streamLoad;
+  options.keepLoad = keepLoad;
+  options.rowChunks = rowChunks;
+  return options;
+}
 
 struct Summary {
   double sum = 0, min = 0, max = 0;
@@ -242,10 +272,7 @@ int runOnGpu(const std::string &text,
   if (absl::Status st = fusec::rt::available(); !st.ok())
     return fail(absl::StrCat(st.message(),
                              "; run with --reference for the CPU interpreter"));
-  fusec::JitOptions options;
-  options.function = functionName;
-  options.rooflineTarget = rooflineTarget;
-  auto jit = fusec::Jit::create(options);
+  auto jit = fusec::Jit::create(jitOptions());
   if (!jit.ok())
     return fail(std::string(jit.status().message()));
   auto exec = (*jit)->compile(text, inputFile);
@@ -496,7 +523,8 @@ int runOnnxTest(MLIRContext &context) {
     }
     std::vector<fusec::HostTensor> actual;
     if (gpu) {
-      fusec::JitOptions options;
+      fusec::JitOptions options = jitOptions();
+      options.function.clear();
       auto jit = fusec::Jit::create(options);
       if (!jit.ok())
         return fail(std::string(jit.status().message()));
@@ -559,6 +587,7 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   fusec::registerFusecPasses();
+  fusec::registerFusecCodeGenPasses();
   fusec::registerFusecPipeline();
   registerCanonicalizerPass();
   registerCSEPass();
@@ -567,9 +596,21 @@ int main(int argc, char **argv) {
       argc, argv,
       "fusec-run: run a fusec graph and compare it with the reference "
       "interpreter\n");
+  if (!streamLoad.empty() && !fusec::parseStreamLoad(streamLoad))
+    return fail("--stream-load=" + streamLoad + ": expected plain, no_allocate, l2_256b or evict_first");
+  if (!keepLoad.empty() && !fusec::parseKeepLoad(keepLoad))
+    return fail("--keep-load=" + keepLoad + ": expected plain, evict_last or nc");
+  if (rowChunks != 0 && (rowChunks < 1 || rowChunks > 16))
+    return fail(absl::StrCat("--row-chunks=", static_cast<int64_t>(rowChunks), ": expected 1 to 16"));
+  // The environment's overrides of code generation, read once here.
+  auto overrides = fusec::codeGenOverridesFromEnvironment();
+  if (!overrides.ok())
+    return fail(std::string(overrides.status().message()));
+  fusec::setCodeGenOverrides(*overrides);
 
   DialectRegistry registry;
   registry.insert<fusec::FusecDialect, func::FuncDialect>();
+  fusec::registerCodeGenDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 

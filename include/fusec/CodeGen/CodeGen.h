@@ -1,15 +1,10 @@
 //===- CodeGen.h - fusec.kernel to PTX --------------------------*- C++ -*-===//
 //
-// Lowers a fusec.kernel to a kernel in MLIR's LLVM and NVVM dialects, then
-// through LLVM's NVPTX backend to PTX, in f32, bf16, f16, i32, i64 and i1:
-// elementwise and broadcast kernels with several outputs, movement (reshape,
-// transpose, slice, concat, gather as index maps), float reductions over the
-// trailing dims (the row held in registers, or streamed with online softmax
-// and Welford), over leading or middle dims (columns) and over dims apart
-// (a warp per kept position, elements found by their coordinates), and
-// float matmuls with their epilogues as a SIMT fallback (a thread per output
-// element, an f32 fma loop over K). Attention and fp8 are refused with
-// kUnimplemented.
+// Code generation builds each fusec.kernel as an llvm.func in MLIR's LLVM and
+// NVVM dialects with OpBuilder, following the kernel's launch plan
+// (#fusec.launch, written by fusec-tile), then translates it through LLVM's
+// NVPTX backend to PTX. docs/CodeGen.md describes the layers and each
+// strategy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,57 +12,87 @@
 #define FUSEC_CODEGEN_CODEGEN_H
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+
+namespace mlir {
+class ModuleOp;
+template <typename OpTy>
+class OwningOpRef;
+} // namespace mlir
 
 namespace fusec {
 
 class KernelOp;
+class LaunchAttr;
+
+/// The load of tensors read once (cache hint `stream`).
+enum class StreamLoad {
+  Plain,      ///< ld.global.v4.u32
+  NoAllocate, ///< ld.global.nc.L1::no_allocate.v4.u32
+  L2_256B,    ///< ld.global.nc.L1::no_allocate.L2::256B.v4.u32
+  EvictFirst, ///< ... .L2::cache_hint with an evict-first createpolicy
+};
+/// The load of tensors re-read by many CTAs (cache hint `keep`).
+enum class KeepLoad {
+  Plain,     ///< ld.global.v4.u32 (cached in L1)
+  EvictLast, ///< ld.global.nc.L1::evict_last.v4.u32
+  NC,        ///< ld.global.nc.v4.u32
+};
+std::optional<StreamLoad> parseStreamLoad(absl::string_view name);
+std::optional<KeepLoad> parseKeepLoad(absl::string_view name);
+const char *streamLoadName(StreamLoad load);
+const char *keepLoadName(KeepLoad load);
 
 struct PtxOptions {
   /// sm_90a (default), sm_100a or sm_80.
   std::string arch = "sm_90a";
   /// Cache-hinted loads where fusec.cache_hints asks (false: plain loads).
   bool aggressivePtx = true;
-  /// The load for tensors read once ("stream"): "plain" (ld.global.v4),
-  /// "no_allocate" (ld.global.nc.L1::no_allocate), "l2_256b" (... .L2::256B)
-  /// or "evict_first" (... .L2::cache_hint with an evict-first policy).
-  /// FUSEC_STREAM_LOAD overrides it. Plain is the default because it measured
-  /// fastest on the H200 (bench/results/2026-11-30-h200-codegen-elementwise:
-  /// 4.12 TB/s against 3.77-3.83 for the .nc variants).
-  std::string streamLoad = "plain";
-  /// The load for tensors re-read by many CTAs ("keep", e.g. layer_norm's
-  /// gamma): "plain" (ld.global.v4, cached in L1), "evict_last"
-  /// (ld.global.nc.L1::evict_last) or "nc" (ld.global.nc). FUSEC_KEEP_LOAD
-  /// overrides it. Plain is the default: evict_last cost layer_norm 16% on
-  /// the H200 (bench/results/2026-11-30-h200-rows-in-registers).
-  std::string keepLoad = "plain";
-  /// Row kernels held in registers: the 16-byte chunks a thread aims to
-  /// hold per operand (the threads per row grow, up to 1024, until the row
-  /// fits in that many). FUSEC_ROW_CHUNKS (1-16) overrides it.
-  int rowChunks = 4;
+  StreamLoad streamLoad = StreamLoad::Plain;
+  KeepLoad keepLoad = KeepLoad::Plain;
+  /// The target (name or file) that plans a kernel carrying no
+  /// fusec.launch, and whose SM count and shared memory size the launch.
+  std::string target = "h200";
+  /// Row kernels held in registers: the 16-byte chunks a thread aims to hold
+  /// per operand, for kernels planned here.
+  int64_t rowChunks = 4;
 };
+
+/// Settings the tools take from the environment, read once at start-up
+/// (`codeGenOverridesFromEnvironment`) and applied over pass options:
+/// FUSEC_DISABLE_AGGRESSIVE_PTX, FUSEC_STREAM_LOAD, FUSEC_KEEP_LOAD,
+/// FUSEC_ROW_CHUNKS. Passes never read the environment themselves.
+struct CodeGenOverrides {
+  bool disableAggressivePtx = false;
+  std::optional<StreamLoad> streamLoad;
+  std::optional<KeepLoad> keepLoad;
+  std::optional<int64_t> rowChunks;
+};
+/// Parses the variables; an error names a variable with a bad value.
+absl::StatusOr<CodeGenOverrides> codeGenOverridesFromEnvironment();
+/// The process's overrides (set once by a tool's main; none by default).
+const CodeGenOverrides &codeGenOverrides();
+void setCodeGenOverrides(const CodeGenOverrides &overrides);
 
 struct GeneratedKernel {
   std::string entry;
   std::string ptx;
-  /// The kernel in MLIR's LLVM/NVVM dialects, before translation.
-  std::string llvmDialect;
-  int64_t grid = 1, block = 256;
-  /// How the kernel iterates: "elementwise"; "row_warp" / "row_cta" (a warp
-  /// or a CTA per row, the row held in registers and read once);
-  /// "row_stream" (a warp per row, one pass over the row per reduction, for
-  /// rows too long for registers, or reduced dims apart); "column";
-  /// "movement"; "matmul_simt" (a thread per output element; no tensor
-  /// cores).
-  std::string strategy = "elementwise";
 };
 
-/// Generates PTX for `kernel`; kUnimplemented for kernels of a kind not
-/// generated yet, saying which op.
+/// Generates PTX for `kernel` by its fusec.launch plan (or a plan made with
+/// `options.target` when it has none); kUnimplemented for kernels of a kind
+/// not generated yet, naming the op.
 absl::StatusOr<GeneratedKernel> generateKernel(KernelOp kernel,
                                                const PtxOptions &options);
+
+/// The kernel as a module of LLVM and NVVM dialect ops (what generateKernel
+/// translates), for reading and testing.
+absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>>
+buildKernelModule(KernelOp kernel, const PtxOptions &options);
 
 } // namespace fusec
 

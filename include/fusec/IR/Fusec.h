@@ -57,6 +57,8 @@ OpCost sumBodyCost(mlir::Region &region);
 
 #include "fusec/IR/FusecDialect.h.inc"
 #include "fusec/IR/FusecEnums.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "fusec/IR/FusecAttrs.h.inc"
 #include "fusec/IR/FusecInterfaces.h.inc"
 
 #define GET_OP_CLASSES

@@ -28,6 +28,8 @@ def Fusec_Dialect : Dialect {
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
 }
 
 class Fusec_Op<string mnemonic, list<Trait> traits = []>

@@ -8,6 +8,7 @@
 #define FUSEC_IR_FUSECOPS_TD
 
 include "fusec/IR/FusecDialect.td"
+include "fusec/IR/FusecAttrs.td"
 include "fusec/IR/FusecInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpAsmInterface.td"

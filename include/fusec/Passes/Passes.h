@@ -38,6 +38,10 @@ struct FusecPipelineOptions
   Option<bool> remarks{*this, "remarks",
                        llvm::cl::desc("Print each fusion and recomputation decision"),
                        llvm::cl::init(false)};
+  Option<int64_t> rowChunks{*this, "row-chunks",
+                            llvm::cl::desc("fusec-tile: the 16-byte chunks a thread of a "
+                                           "row kernel aims to hold (1-16)"),
+                            llvm::cl::init(4)};
 };
 
 /// decompose -> canonicalize, cse -> cost totals -> precision (opt-in) ->

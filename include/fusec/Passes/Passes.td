@@ -218,28 +218,30 @@ def Tile : Pass<"fusec-tile", "::mlir::ModuleOp"> {
   let summary = "Derive each kernel's launch and tile parameters from the "
                 "target (fusec.launch on every fusec.kernel)";
   let description = [{
-    Attaches `fusec.launch = {strategy, block, grid, vector, elements_per_thread,
-    rows_per_cta, smem_bytes, regs_estimate, ...}` to every `fusec.kernel`:
-    the layout the code generator builds (one rule for both:
-    include/fusec/CodeGen/RowPlan.h for rows). The rules:
+    Attaches `fusec.launch = #fusec.launch<...>` to every `fusec.kernel`: the
+    one decision of how it runs, which code generation obeys
+    (`planLaunch`, include/fusec/CodeGen/LaunchPlan.h). The rules:
 
-    - `vector`: elements per 16-byte access of the kernel's widest boundary
-      tensor's element type; `elements_per_thread` a multiple of it.
-    - Reductions over the innermost dimensions: the row held in registers,
-      by a warp (`row_warp`, up to 4 chunks of 16 bytes a lane) or a CTA of
-      up to 1024 threads (`row_cta`); rows too long for registers are
-      streamed by a warp (`row_stream`, online softmax / Welford).
-      Reductions over leading or middle dimensions: `column` (8 warps split
-      the reduced rows, f64 partials in shared memory).
-    - Matmul kernels: a tensor-core tile (M x N x K) and pipeline depth that
-      fit the target's shared memory.
-    - `regs_estimate` is a count of live 32-bit values per thread; tiles are
-      shrunk until it is under 255 (no spills), and `smem_bytes` under the
-      target's shared memory per SM.
+    - elementwise and movement: 256 threads, `vector` elements per 16-byte
+      access of the widest boundary type, a grid-stride loop over at most
+      32 CTAs per SM;
+    - reductions over the innermost dimensions: the row held in registers,
+      by a warp (`row_warp`) or a CTA of up to 1024 threads (`row_cta`),
+      `chunks` 16-byte chunks a thread (`row-chunks` is the aim); rows too
+      long for registers are streamed by a warp (`row_stream`, online
+      softmax / Welford), as are reductions over dims apart;
+    - reductions over leading or middle dimensions: `column` (8 warps split
+      the reduced rows, f64 partials in `smem` bytes of shared memory);
+    - matmuls: `matmul_simt` (a thread per output element) until a
+      tensor-core strategy takes them;
+    - `regs` estimates the 32-bit registers a thread needs.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"h200\"",
            "Target whose SMs, shared memory and registers size the tiles">,
+    Option<"rowChunks", "row-chunks", "int64_t", /*default=*/"4",
+           "Rows held in registers: the 16-byte chunks a thread aims to hold "
+           "per operand (1-16; FUSEC_ROW_CHUNKS overrides it in the tools)">,
   ];
 }
 
@@ -260,38 +262,6 @@ def AssignCacheHints : Pass<"fusec-assign-cache-hints", "::mlir::ModuleOp"> {
   let options = [
     Option<"aggressive", "aggressive", "bool", /*default=*/"true",
            "Emit cache-hinted loads (false: plain loads everywhere)">,
-  ];
-}
-
-def CodeGen : Pass<"fusec-codegen", "::mlir::ModuleOp"> {
-  let summary = "Generate PTX for each fusec.kernel (through MLIR's LLVM and "
-                "NVVM dialects and LLVM's NVPTX backend)";
-  let description = [{
-    For every `fusec.kernel` that does not carry PTX yet, generates it and
-    attaches `fusec.ptx`, `fusec.entry`, `fusec.grid` and `fusec.block`, the
-    contract the JIT runs. Today kernels with one iteration shape
-    (elementwise ops, broadcasts, casts, splat constants, several outputs)
-    and kernels reducing over trailing dimensions (a warp per row: one loop
-    over the row per reduction, shfl.sync butterflies, then the outputs) are
-    generated; the others are left as they are (a remark says why, with
-    `remarks=true`). Full-shape operands are read with one 16-byte load per
-    vector. Operands marked `keep` by fusec-assign-cache-hints use
-    `ld.global.nc.L1::evict_last`; operands marked `stream` use the load
-    `FUSEC_STREAM_LOAD` names: `plain` (the default: it measured fastest on
-    the H200), `no_allocate` (`ld.global.nc.L1::no_allocate`), `l2_256b`
-    (`... .L2::256B`) or `evict_first` (`... .L2::cache_hint` with an
-    evict-first `createpolicy`). `aggressive-ptx=false` or
-    `FUSEC_DISABLE_AGGRESSIVE_PTX=1` makes every load plain.
-  }];
-  let options = [
-    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
-           "sm_90a, sm_100a or sm_80">,
-    Option<"aggressivePtx", "aggressive-ptx", "bool", /*default=*/"true",
-           "Cache-hinted loads (false: plain loads)">,
-    Option<"dumpDir", "dump-dir", "std::string", /*default=*/"\"\"",
-           "Also write each kernel's PTX to DIR/<function>.<entry>.ptx">,
-    Option<"remarks", "remarks", "bool", /*default=*/"false",
-           "Say which kernels were not generated, and why">,
   ];
 }
 

@@ -27,6 +27,13 @@ struct Figure {
   std::string source;
 };
 
+/// A code-generation choice a target makes (its "codegen" section), such as
+/// which 16-byte load streams best, with where it came from.
+struct Choice {
+  std::string value;
+  std::string source;
+};
+
 class Target {
 public:
   /// A built-in name (b200, h200, h100, h200-measured) or a path to a file.
@@ -37,6 +44,10 @@ public:
   static std::vector<std::string> builtinNames();
   /// Every figure a target file may give, with what it means.
   static const std::map<std::string, std::string> &knownFigures();
+  /// Every codegen choice a target file may make: what it means and the
+  /// values it may take.
+  static const std::map<std::string, std::pair<std::string, std::vector<std::string>>> &
+  knownChoices();
 
   const std::string &name() const { return targetName; }
   const std::string &description() const { return desc; }
@@ -45,6 +56,9 @@ public:
   /// The figure's value, or 0 if the target does not give it.
   double value(absl::string_view key) const;
   std::string source(absl::string_view key) const;
+  /// The codegen choice's value, or "" if the target makes none.
+  std::string choice(absl::string_view key) const;
+  std::string choiceSource(absl::string_view key) const;
 
   // The roofs, in base units.
   double hbmBytesPerSecond() const;
@@ -66,6 +80,7 @@ private:
                                                int depth);
   std::string targetName, desc, archName;
   std::map<std::string, Figure> figs;
+  std::map<std::string, Choice> choiceValues;
 };
 
 } // namespace fusec

@@ -5,13 +5,13 @@
 // x is read once (stream); g is broadcast across rows (keep); y is read by
 // two kernels, since a column sum cannot share the row kernel (keep).
 // CHECK-LABEL: func.func @hints
-// CHECK-DAG: fusec.kernel "{{.*}}"(%arg1, %arg0, %arg2) {fusec.cache_hints = ["keep", "stream", "keep"]}
-// CHECK-DAG: fusec.kernel "{{.*}}"(%arg2) {fusec.cache_hints = ["keep"]}
+// CHECK-DAG: fusec.kernel "{{.*}}"(%arg1, %arg0, %arg2) {fusec.cache_hints = [#fusec<cache_hint keep>, #fusec<cache_hint stream>, #fusec<cache_hint keep>]}
+// CHECK-DAG: fusec.kernel "{{.*}}"(%arg2) {fusec.cache_hints = [#fusec<cache_hint keep>]}
 // OFF-LABEL: func.func @hints
-// OFF-DAG: fusec.cache_hints = ["default", "default", "default"]
-// OFF-DAG: fusec.cache_hints = ["default"]
-// OFF-NOT: "stream"
-// OFF-NOT: "keep"
+// OFF-DAG: fusec.cache_hints = [#fusec<cache_hint default>, #fusec<cache_hint default>, #fusec<cache_hint default>]
+// OFF-DAG: fusec.cache_hints = [#fusec<cache_hint default>]
+// OFF-NOT: cache_hint stream
+// OFF-NOT: cache_hint keep
 func.func @hints(%x: tensor<64x256xf32>, %g: tensor<256xf32>, %y: tensor<64x256xf32>) -> (tensor<64x256xf32>, tensor<64xf32>, tensor<256xf32>) {
   %gb = fusec.broadcast %g dims [1] : tensor<256xf32> -> tensor<64x256xf32>
   %0 = fusec.mul %x, %gb : tensor<64x256xf32>

@@ -12,7 +12,7 @@
 
 // CHECK: func.func @transformer_block
 // CHECK-SAME: fusec.total_cost
-// CHECK: fusec.kernel "k0_{{.*}}fusec.cache_hints = {{.*}}fusec.launch = {{.*}}strategy = "row_warp"
+// CHECK: fusec.kernel "k0_{{.*}}fusec.cache_hints = {{.*}}fusec.launch = #fusec.launch<strategy = row_warp
 // CHECK: fusec.kernel "k1_matmul"
 // CHECK: fusec.attention
 // CHECK: fusec.matmul_epilogue

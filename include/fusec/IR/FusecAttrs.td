@@ -1,0 +1,138 @@
+//===- FusecAttrs.td - fusec attributes --------------------*- tablegen -*-===//
+//
+// The attributes that passes write on a fusec.kernel and that code
+// generation and the JIT read: the launch plan (`#fusec.launch`), the
+// strategy, per-operand cache hints and the tensor maps of TMA kernels.
+// Each is declared here and verified by the dialect
+// (FusecDialect::verifyOperationAttribute), so a misspelt or ill-typed
+// `fusec.*` attribute is an error at its location, not a silent default.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_IR_FUSECATTRS_TD
+#define FUSEC_IR_FUSECATTRS_TD
+
+include "fusec/IR/FusecDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Fusec_Strategy : I32EnumAttr<"Strategy",
+    "how a generated kernel iterates", [
+      I32EnumAttrCase<"elementwise", 0>,
+      I32EnumAttrCase<"movement", 1>,
+      I32EnumAttrCase<"row_warp", 2>,
+      I32EnumAttrCase<"row_cta", 3>,
+      I32EnumAttrCase<"row_stream", 4>,
+      I32EnumAttrCase<"column", 5>,
+      I32EnumAttrCase<"matmul_simt", 6>,
+      I32EnumAttrCase<"matmul_wgmma", 7>,
+      I32EnumAttrCase<"matmul_tcgen05", 8>]> {
+  let cppNamespace = "::fusec";
+  let genSpecializedAttr = 0;
+}
+
+def Fusec_StrategyAttr : EnumAttr<Fusec_Dialect, Fusec_Strategy, "strategy"> {
+  let summary = "the code-generation strategy of a kernel";
+}
+
+def Fusec_CacheHint : I32EnumAttr<"CacheHint",
+    "the cache policy of a kernel operand's loads", [
+      I32EnumAttrCase<"Default", 0, "default">,
+      I32EnumAttrCase<"Stream", 1, "stream">,
+      I32EnumAttrCase<"Keep", 2, "keep">]> {
+  let cppNamespace = "::fusec";
+  let genSpecializedAttr = 0;
+}
+
+def Fusec_CacheHintAttr : EnumAttr<Fusec_Dialect, Fusec_CacheHint, "cache_hint"> {
+  let summary = "the cache policy of one kernel operand";
+  let description = [{
+    `stream`: read once (the target's stream load); `keep`: re-read by many
+    CTAs (the target's keep load); `default`: a plain load.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// The launch plan
+//===----------------------------------------------------------------------===//
+
+class Fusec_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Fusec_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
+  let summary = "how a fusec.kernel runs: its strategy and launch shape";
+  let description = [{
+    Written by `fusec-tile` on every kernel, the only place that chooses a
+    strategy; code generation builds exactly what it says. `grid` and
+    `block` are CTAs and threads per CTA (one dimension). The other fields
+    belong to some strategies and default otherwise:
+
+    - `vector`: elements a thread moves with one 16-byte access;
+    - `chunks`: vectors a thread holds per operand (rows held in registers);
+    - `rows`: rows a CTA works on at once (row strategies);
+    - `tile`: M, N, K of a matmul tile; `stages`: its pipeline depth;
+      `cluster`: CTAs per cluster;
+    - `smem`: shared memory in bytes (static and dynamic);
+    - `regs`: the 32-bit registers a thread is planned to need.
+
+    ```mlir
+    fusec.launch = #fusec.launch<strategy = row_cta, grid = 16384, block = 1024,
+                                 vector = 8, chunks = 1, rows = 1, smem = 256, regs = 34>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Fusec_Strategy>:$strategy,
+    "int64_t":$grid,
+    "int64_t":$block,
+    DefaultValuedParameter<"int64_t", "1">:$vector,
+    DefaultValuedParameter<"int64_t", "1">:$chunks,
+    DefaultValuedParameter<"int64_t", "0">:$rows,
+    OptionalArrayRefParameter<"int64_t">:$tile,
+    DefaultValuedParameter<"int64_t", "0">:$stages,
+    DefaultValuedParameter<"int64_t", "1">:$cluster,
+    DefaultValuedParameter<"int64_t", "0">:$smem,
+    DefaultValuedParameter<"int64_t", "0">:$regs
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor maps (TMA descriptors)
+//===----------------------------------------------------------------------===//
+
+def Fusec_TensorMapAttr : Fusec_Attr<"TensorMap", "tensor_map"> {
+  let summary = "a TMA descriptor the JIT encodes for a kernel parameter";
+  let description = [{
+    The JIT encodes one `CUtensorMap` per entry of a kernel's
+    `fusec.tensor_maps` (cuTensorMapEncodeTiled) over the device address of
+    its `slot` (operands, then results, as the kernel's pointer parameters)
+    and passes the table of descriptors as the kernel's last parameter. All
+    lists run innermost dimension first, as the driver takes them: `dims` in
+    elements, `strides` in bytes for dims 1 and up, `box` in elements.
+    `swizzle` is 0, 32, 64 or 128 (bytes).
+
+    ```mlir
+    #fusec.tensor_map<slot = 0, element_bytes = 2, dims = [4096, 8192],
+                      strides = [8192], box = [64, 128], swizzle = 128>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$slot,
+    "int64_t":$element_bytes,
+    ArrayRefParameter<"int64_t">:$dims,
+    OptionalArrayRefParameter<"int64_t">:$strides,
+    ArrayRefParameter<"int64_t">:$box,
+    DefaultValuedParameter<"int64_t", "0">:$swizzle
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // FUSEC_IR_FUSECATTRS_TD

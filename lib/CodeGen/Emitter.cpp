@@ -1,0 +1,495 @@
+//===- Emitter.cpp - Typed IR building and the shared kernel emitter -*- C++ -*-===//
+//
+// Emitter: typed shortcuts over OpBuilder for LLVM and NVVM dialect ops.
+// KernelEmitter: parameters, loads and stores, and `eval`, the per-element
+// evaluation of a kernel's body that every strategy shares.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+#include "absl/strings/str_cat.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+
+namespace fusec::codegen {
+
+std::optional<ElemTypes> elemTypes(Type type) {
+  Type e = getElementTypeOrSelf(type);
+  MLIRContext *ctx = e.getContext();
+  Type f32 = Float32Type::get(ctx);
+  if (e.isF32())
+    return ElemTypes{f32, f32, 4, true};
+  if (e.isBF16())
+    return ElemTypes{e, f32, 2, true};
+  if (e.isF16())
+    return ElemTypes{e, f32, 2, true};
+  if (e.isSignlessInteger(32) || e.isSignlessInteger(64))
+    return ElemTypes{e, e, static_cast<int>(e.getIntOrFloatBitWidth() / 8), false};
+  if (e.isSignlessInteger(1))
+    return ElemTypes{IntegerType::get(ctx, 8), e, 1, false};
+  return std::nullopt;
+}
+
+absl::Status unimplemented(Operation *op, const std::string &why) {
+  std::string where;
+  if (auto fl = op->getLoc()->findInstanceOf<FileLineColLoc>())
+    where = absl::StrCat(fl.getFilename().getValue().str(), ":", fl.getLine(), ":",
+                         fl.getColumn(), ": ");
+  return absl::UnimplementedError(
+      absl::StrCat(where, "'", op->getName().getStringRef().str(), "': ", why));
+}
+
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> s(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Emitter
+//===----------------------------------------------------------------------===//
+
+Emitter::Emitter(ImplicitLocOpBuilder &b) : b(b), ctx(b.getContext()) {
+  i1 = b.getI1Type();
+  i8 = b.getI8Type();
+  i16 = b.getI16Type();
+  i32 = b.getI32Type();
+  i64 = b.getI64Type();
+  f16 = b.getF16Type();
+  bf16 = b.getBF16Type();
+  f32 = b.getF32Type();
+  f64 = b.getF64Type();
+  globalPtr = LLVM::LLVMPointerType::get(ctx, 1);
+  sharedPtr = LLVM::LLVMPointerType::get(ctx, 3);
+}
+
+Value Emitter::i64c(int64_t v) { return LLVM::ConstantOp::create(b, i64, b.getI64IntegerAttr(v)); }
+Value Emitter::i32c(int32_t v) { return LLVM::ConstantOp::create(b, i32, b.getI32IntegerAttr(v)); }
+Value Emitter::boolc(bool v) { return LLVM::ConstantOp::create(b, i1, b.getBoolAttr(v)); }
+Value Emitter::intc(Type type, int64_t v) {
+  return LLVM::ConstantOp::create(b, type, b.getIntegerAttr(type, v));
+}
+Value Emitter::f32c(double v) {
+  return LLVM::ConstantOp::create(b, f32, b.getF32FloatAttr(static_cast<float>(v)));
+}
+Value Emitter::f64c(double v) { return LLVM::ConstantOp::create(b, f64, b.getF64FloatAttr(v)); }
+Value Emitter::f32Inf(bool negative) {
+  return LLVM::ConstantOp::create(
+      b, f32, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), negative)));
+}
+
+Value Emitter::add(Value a, Value c) { return LLVM::AddOp::create(b, a, c); }
+Value Emitter::sub(Value a, Value c) { return LLVM::SubOp::create(b, a, c); }
+Value Emitter::mul(Value a, Value c) { return LLVM::MulOp::create(b, a, c); }
+Value Emitter::sdiv(Value a, Value c) { return LLVM::SDivOp::create(b, a, c); }
+Value Emitter::udiv(Value a, Value c) { return LLVM::UDivOp::create(b, a, c); }
+Value Emitter::urem(Value a, Value c) { return LLVM::URemOp::create(b, a, c); }
+Value Emitter::band(Value a, Value c) { return LLVM::AndOp::create(b, a, c); }
+Value Emitter::bor(Value a, Value c) { return LLVM::OrOp::create(b, a, c); }
+Value Emitter::bxor(Value a, Value c) { return LLVM::XOrOp::create(b, a, c); }
+Value Emitter::lshr(Value a, Value c) { return LLVM::LShrOp::create(b, a, c); }
+Value Emitter::shl(Value a, Value c) { return LLVM::ShlOp::create(b, a, c); }
+Value Emitter::smax(Value a, Value c) { return LLVM::SMaxOp::create(b, a, c); }
+Value Emitter::smin(Value a, Value c) { return LLVM::SMinOp::create(b, a, c); }
+Value Emitter::umin(Value a, Value c) { return LLVM::UMinOp::create(b, a, c); }
+Value Emitter::iabs(Value a) { return LLVM::AbsOp::create(b, a.getType(), a, false); }
+Value Emitter::icmp(LLVM::ICmpPredicate p, Value a, Value c) {
+  return LLVM::ICmpOp::create(b, p, a, c);
+}
+
+Value Emitter::fadd(Value a, Value c) { return LLVM::FAddOp::create(b, a, c); }
+Value Emitter::fsub(Value a, Value c) { return LLVM::FSubOp::create(b, a, c); }
+Value Emitter::fmul(Value a, Value c) { return LLVM::FMulOp::create(b, a, c); }
+Value Emitter::fdiv(Value a, Value c) { return LLVM::FDivOp::create(b, a, c); }
+Value Emitter::fneg(Value a) { return LLVM::FNegOp::create(b, a); }
+Value Emitter::fma(Value a, Value c, Value d) { return LLVM::FMAOp::create(b, a, c, d); }
+Value Emitter::fmaximum(Value a, Value c) { return LLVM::MaximumOp::create(b, a, c); }
+Value Emitter::fminimum(Value a, Value c) { return LLVM::MinimumOp::create(b, a, c); }
+Value Emitter::fabs(Value a) { return LLVM::FAbsOp::create(b, a); }
+Value Emitter::floor(Value a) { return LLVM::FFloorOp::create(b, a); }
+Value Emitter::ceil(Value a) { return LLVM::FCeilOp::create(b, a); }
+Value Emitter::sqrt(Value a) { return LLVM::SqrtOp::create(b, a); }
+Value Emitter::fcmp(LLVM::FCmpPredicate p, Value a, Value c) {
+  return LLVM::FCmpOp::create(b, p, a, c);
+}
+Value Emitter::select(Value c, Value x, Value y) { return LLVM::SelectOp::create(b, c, x, y); }
+
+Value Emitter::zext(Type to, Value v) { return LLVM::ZExtOp::create(b, to, v); }
+Value Emitter::sext(Type to, Value v) { return LLVM::SExtOp::create(b, to, v); }
+Value Emitter::trunc(Type to, Value v) { return LLVM::TruncOp::create(b, to, v); }
+Value Emitter::fpext(Type to, Value v) { return LLVM::FPExtOp::create(b, to, v); }
+Value Emitter::fptrunc(Type to, Value v) { return LLVM::FPTruncOp::create(b, to, v); }
+Value Emitter::bitcast(Type to, Value v) { return LLVM::BitcastOp::create(b, to, v); }
+Value Emitter::sitofp(Type to, Value v) { return LLVM::SIToFPOp::create(b, to, v); }
+Value Emitter::uitofp(Type to, Value v) { return LLVM::UIToFPOp::create(b, to, v); }
+Value Emitter::fptosiSat(Type to, Value v) {
+  std::string name = absl::StrCat("llvm.fptosi.sat.i", to.getIntOrFloatBitWidth(), ".f32");
+  return LLVM::CallIntrinsicOp::create(b, to, b.getStringAttr(name), ValueRange{v})
+      .getResult(0);
+}
+Value Emitter::ptrtoint(Value p) { return LLVM::PtrToIntOp::create(b, i64, p); }
+
+Value Emitter::gep(Value base, Type element, Value index) {
+  return LLVM::GEPOp::create(b, base.getType(), element, base, ValueRange{index});
+}
+Value Emitter::load(Type type, Value ptr, unsigned align) {
+  return LLVM::LoadOp::create(b, type, ptr, align);
+}
+void Emitter::store(Value value, Value ptr, unsigned align) {
+  LLVM::StoreOp::create(b, value, ptr, align);
+}
+Value Emitter::sharedArray(ModuleOp module, StringRef name, Type element, int64_t count) {
+  if (!module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(element, count), /*isConstant=*/false,
+                           LLVM::Linkage::Internal, name, Attribute(), /*alignment=*/16,
+                           /*addrSpace=*/3);
+  }
+  return LLVM::AddressOfOp::create(b, sharedPtr, name);
+}
+
+Value Emitter::poison(Type type) { return LLVM::PoisonOp::create(b, type); }
+Value Emitter::insert(Value vec, Value element, int64_t lane) {
+  return LLVM::InsertElementOp::create(b, vec, element, i32c(static_cast<int32_t>(lane)));
+}
+Value Emitter::extract(Value vec, int64_t lane) {
+  return LLVM::ExtractElementOp::create(b, vec, i32c(static_cast<int32_t>(lane)));
+}
+Value Emitter::extractValue(Value aggregate, int64_t position) {
+  return LLVM::ExtractValueOp::create(b, aggregate, ArrayRef<int64_t>{position});
+}
+Value Emitter::pack(ArrayRef<Value> elements) {
+  Value vec = poison(VectorType::get({static_cast<int64_t>(elements.size())},
+                                     elements.front().getType()));
+  for (auto [i, v] : llvm::enumerate(elements))
+    vec = insert(vec, v, static_cast<int64_t>(i));
+  return vec;
+}
+
+Value Emitter::tidX() { return NVVM::ThreadIdXOp::create(b, i32); }
+Value Emitter::ctaidX() { return NVVM::BlockIdXOp::create(b, i32); }
+Value Emitter::ntidX() { return NVVM::BlockDimXOp::create(b, i32); }
+Value Emitter::nctaidX() { return NVVM::GridDimXOp::create(b, i32); }
+Value Emitter::shflBfly(Value v, int offset) {
+  return NVVM::ShflOp::create(b, v.getType(), i32c(-1), v, i32c(offset), i32c(31),
+                              NVVM::ShflKind::bfly, UnitAttr());
+}
+void Emitter::barrier() { NVVM::Barrier0Op::create(b); }
+
+Block *Emitter::newBlock(TypeRange args) {
+  Block *block = new Block();
+  b.getInsertionBlock()->getParent()->push_back(block);
+  for (Type t : args)
+    block->addArgument(t, b.getLoc());
+  return block;
+}
+void Emitter::moveToEnd(Block *block) {
+  Region *region = block->getParent();
+  block->moveBefore(region, region->end());
+}
+void Emitter::setBlock(Block *block) { b.setInsertionPointToEnd(block); }
+void Emitter::br(Block *dest, ValueRange args) { LLVM::BrOp::create(b, args, dest); }
+void Emitter::condBr(Value cond, Block *then, Block *otherwise, ValueRange thenArgs,
+                     ValueRange otherwiseArgs) {
+  LLVM::CondBrOp::create(b, cond, then, thenArgs, otherwise, otherwiseArgs);
+}
+
+SmallVector<Value> Emitter::loop(Value lb, Value ub, Value step, ValueRange inits,
+                                 function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  SmallVector<Type> types{lb.getType()};
+  for (Value v : inits)
+    types.push_back(v.getType());
+  SmallVector<Value> entryArgs{lb};
+  entryArgs.append(inits.begin(), inits.end());
+  // Blocks in program order: head, body (and the blocks it adds), exit.
+  Block *head = newBlock(types);
+  br(head, entryArgs);
+  setBlock(head);
+  Block *bodyBlock = newBlock();
+  Block *exit = newBlock();
+  condBr(icmp(LLVM::ICmpPredicate::ult, head->getArgument(0), ub), bodyBlock, exit);
+  setBlock(bodyBlock);
+  SmallVector<Value> carried(head->getArguments().drop_front());
+  SmallVector<Value> next = body(head->getArgument(0), carried);
+  SmallVector<Value> backArgs{add(head->getArgument(0), step)};
+  backArgs.append(next.begin(), next.end());
+  br(head, backArgs);
+  moveToEnd(exit);
+  setBlock(exit);
+  return carried;
+}
+
+void Emitter::ifThen(Value cond, function_ref<void()> then) {
+  Block *thenBlock = newBlock();
+  Block *after = newBlock();
+  condBr(cond, thenBlock, after);
+  setBlock(thenBlock);
+  then();
+  br(after);
+  moveToEnd(after);
+  setBlock(after);
+}
+
+//===----------------------------------------------------------------------===//
+// KernelEmitter
+//===----------------------------------------------------------------------===//
+
+KernelEmitter::KernelEmitter(KernelOp kernel, LaunchAttr launch, const PtxOptions &options,
+                             ModuleOp module)
+    : kernel(kernel), launch(launch), options(options), module(module),
+      body(kernel.getBody().front()), builder(kernel.getLoc(), kernel.getContext()),
+      e(builder) {
+  entry = kernel.getName() ? kernel.getName()->str() : "fusec_kernel";
+  builder.setInsertionPointToEnd(module.getBody());
+}
+
+KernelEmitter::~KernelEmitter() = default;
+
+void KernelEmitter::beginFunction(ArrayRef<NamedAttribute> attrs) {
+  unsigned n = body.getNumArguments() + body.getTerminator()->getNumOperands();
+  SmallVector<Type> params(n, e.globalPtr);
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(e.ctx), params);
+  SmallVector<NamedAttribute> all(attrs.begin(), attrs.end());
+  all.push_back(builder.getNamedAttr("nvvm.kernel", builder.getUnitAttr()));
+  func = LLVM::LLVMFuncOp::create(builder, entry, type, LLVM::Linkage::External, false,
+                                  LLVM::CConv::C, SymbolRefAttr(), all);
+  for (unsigned i = 0; i < n; ++i)
+    func.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
+  Block *entryBlock = func.addEntryBlock(builder);
+  builder.setInsertionPointToStart(entryBlock);
+  for (unsigned i = 0; i < n; ++i)
+    (i < body.getNumArguments() ? argPtrs : outPtrs).push_back(func.getArgument(i));
+}
+
+Value KernelEmitter::toCompute(Value raw, const ElemTypes &t) {
+  if (t.isNarrowFloat())
+    return e.fpext(e.f32, raw);
+  if (t.isBool())
+    return e.trunc(e.i1, raw);
+  return raw;
+}
+
+Value KernelEmitter::toStorage(Value value, const ElemTypes &t) {
+  if (t.isNarrowFloat())
+    return e.fptrunc(t.storage, value);
+  if (t.isBool())
+    return e.zext(e.i8, value);
+  return value;
+}
+
+Value KernelEmitter::roundTo(Value value, Type type) {
+  auto t = elemTypes(type);
+  if (!t || !t->isNarrowFloat())
+    return value;
+  return toCompute(toStorage(value, *t), *t);
+}
+
+Value KernelEmitter::load(BlockArgument arg, Value index) {
+  ElemTypes t = *elemTypes(arg.getType());
+  Value ptr = e.gep(argPtrs[arg.getArgNumber()], t.storage, index);
+  return toCompute(e.load(t.storage, ptr), t);
+}
+
+void KernelEmitter::storeResult(unsigned i, Value value, Value index) {
+  ElemTypes t = *elemTypes(body.getTerminator()->getOperand(i).getType());
+  Value stored = toStorage(value, t);
+  e.store(stored, e.gep(outPtrs[i], t.storage, index));
+}
+
+CacheHint KernelEmitter::hintOf(unsigned argNumber) const {
+  auto hints = kernel->getAttrOfType<ArrayAttr>("fusec.cache_hints");
+  if (hints && argNumber < hints.size())
+    if (auto h = dyn_cast<CacheHintAttr>(hints[argNumber]))
+      return h.getValue();
+  return CacheHint::Default;
+}
+
+KernelEmitter::RawChunk KernelEmitter::loadRaw(BlockArgument arg, Value base, int64_t count) {
+  ElemTypes t = *elemTypes(arg.getType());
+  Value ptr = e.gep(argPtrs[arg.getArgNumber()], t.storage, base);
+  RawChunk raw;
+  raw.count = count;
+  raw.type = t;
+  if (count * t.bytes == 16) {
+    // One 16-byte load as PTX: the LLVM optimizer would split a vector load
+    // whose lanes are used one by one.
+    raw.words = ptxLoad16(e, hintOf(arg.getArgNumber()), options, e.ptrtoint(ptr));
+  } else {
+    raw.vec = e.load(VectorType::get({count}, t.storage), ptr,
+                     static_cast<unsigned>(count * t.bytes));
+  }
+  return raw;
+}
+
+SmallVector<Value> KernelEmitter::unpack(const RawChunk &raw, bool launder) {
+  auto vecType = VectorType::get({raw.count}, raw.type.storage);
+  Value vec = raw.vec;
+  if (!raw.words.empty()) {
+    Value packed = e.poison(VectorType::get({4}, e.i32));
+    for (int i = 0; i < 4; ++i)
+      packed = e.insert(packed, launder ? ptxLaunder(e, raw.words[i]) : raw.words[i], i);
+    vec = e.bitcast(vecType, packed);
+  }
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < raw.count; ++i)
+    out.push_back(toCompute(e.extract(vec, i), raw.type));
+  return out;
+}
+
+void KernelEmitter::storeVector(unsigned i, ArrayRef<Value> lanes, Value base) {
+  ElemTypes t = *elemTypes(body.getTerminator()->getOperand(i).getType());
+  SmallVector<Value> stored;
+  for (Value v : lanes)
+    stored.push_back(toStorage(v, t));
+  Value vec = e.pack(stored);
+  e.store(vec, e.gep(outPtrs[i], t.storage, base),
+          static_cast<unsigned>(lanes.size() * t.bytes));
+}
+
+bool KernelEmitter::isFull(Value v) const {
+  return cast<RankedTensorType>(v.getType()).getShape() == ArrayRef<int64_t>(domain);
+}
+
+int64_t KernelEmitter::widestBytes(bool fullOnly) const {
+  int64_t w = 1;
+  for (Value v : llvm::concat<Value>(body.getArguments(), body.getTerminator()->getOperands()))
+    if (!fullOnly || isFull(v))
+      w = std::max<int64_t>(w, elemTypes(v.getType())->bytes);
+  return w;
+}
+
+void KernelEmitter::remember(Value v, Value index, Value result) {
+  memo[{v, index}] = result;
+  if (!scopes.empty())
+    scopes.back().push_back({v, index});
+}
+
+void KernelEmitter::closeScope() {
+  for (auto &k : scopes.back())
+    memo.erase(k);
+  scopes.pop_back();
+}
+
+// Default hooks.
+Value KernelEmitter::argument(BlockArgument arg, Value index, int) { return load(arg, index); }
+absl::StatusOr<Value> KernelEmitter::reduction(ReduceOp op, Value, int) {
+  return unimplemented(op, "a reduction in a kernel whose strategy has none");
+}
+std::optional<Value> KernelEmitter::broadcastSource(BroadcastOp, Value) { return std::nullopt; }
+Value KernelEmitter::divide(DivOp, Value a, Value b, Value) { return e.fdiv(a, b); }
+absl::StatusOr<Value> KernelEmitter::matmul(MatmulOp op, Value, int) {
+  return unimplemented(op, "a matmul in a kernel whose strategy has none");
+}
+
+absl::StatusOr<Value> KernelEmitter::eval(Value v, Value index, int lane) {
+  // Keyed by the index value itself: two different index expressions are
+  // two different values, whatever they print as.
+  if (auto it = memo.find({v, index}); it != memo.end())
+    return it->second;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    Value result = argument(arg, index, lane);
+    remember(v, index, result);
+    return result;
+  }
+  Operation *op = v.getDefiningOp();
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return reduction(r, index, lane);
+  auto result = evalOp(op, v, index, lane);
+  if (!result.ok())
+    return result;
+  Value out = *result;
+  if (elemTypes(v.getType())->isFloat)
+    out = roundTo(out, v.getType());
+  remember(v, index, out);
+  return out;
+}
+
+absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index, int lane) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  ElemTypes rt = *elemTypes(v.getType());
+  if (auto c = dyn_cast<ConstantOp>(op)) {
+    auto splat = dyn_cast<SplatElementsAttr>(c.getValue());
+    if (!splat)
+      return unimplemented(op, "only splat constants are generated yet");
+    if (rt.isFloat)
+      return e.f32c(splat.getSplatValue<APFloat>().convertToDouble());
+    if (rt.isBool())
+      return e.boolc(splat.getSplatValue<APInt>().getBoolValue());
+    return e.intc(rt.compute, splat.getSplatValue<APInt>().getSExtValue());
+  }
+  if (auto mm = dyn_cast<MatmulOp>(op))
+    return matmul(mm, index, lane);
+  if (isa<ReshapeOp>(op)) // row-major: the same flat index
+    return eval(op->getOperand(0), index, lane);
+  if (auto t = dyn_cast<TransposeOp>(op))
+    return eval(t.getInput(), transposeIndex(e, t, index), lane);
+  if (auto sl = dyn_cast<SliceOp>(op))
+    return eval(sl.getInput(), sliceIndex(e, sl, index), lane);
+  if (auto cc = dyn_cast<ConcatOp>(op)) {
+    // Every input is read at its clamped coordinate; a select keeps the one
+    // the coordinate falls in.
+    int64_t d = cc.getDim();
+    auto c = coordinates(index, shape);
+    int64_t start = 0;
+    Value chosen;
+    for (Value input : cc.getInputs()) {
+      auto src = cast<RankedTensorType>(input.getType()).getShape();
+      if (src[d] == 0)
+        continue;
+      SmallVector<Value> ic = c;
+      Value local = e.sub(c[d], e.i64c(start));
+      Value below = e.icmp(LLVM::ICmpPredicate::slt, local, e.i64c(0));
+      ic[d] = e.umin(e.select(below, e.i64c(0), local), e.i64c(src[d] - 1));
+      auto x = eval(input, linearize(ic, src), lane);
+      if (!x.ok())
+        return x;
+      chosen = !chosen ? *x
+                       : e.select(e.icmp(LLVM::ICmpPredicate::sge, local, e.i64c(0)), *x, chosen);
+      start += src[d];
+    }
+    return chosen;
+  }
+  if (auto ga = dyn_cast<GatherOp>(op)) {
+    // result = table[:axis] ++ indices ++ table[axis+1:]; a negative index
+    // counts from the end; out-of-range indices are clamped (the
+    // interpreter reports them as errors).
+    auto table = cast<RankedTensorType>(ga.getTable().getType()).getShape();
+    auto ids = cast<RankedTensorType>(ga.getIndices().getType()).getShape();
+    int64_t axis = ga.getAxis();
+    auto c = coordinates(index, shape);
+    SmallVector<Value> idc(c.begin() + axis, c.begin() + axis + ids.size());
+    auto id = eval(ga.getIndices(), linearize(idc, ids), lane);
+    if (!id.ok())
+      return id;
+    Value id64 = elemTypes(ga.getIndices().getType())->bytes == 8 ? *id : e.sext(e.i64, *id);
+    Value neg = e.icmp(LLVM::ICmpPredicate::slt, id64, e.i64c(0));
+    id64 = e.select(neg, e.add(id64, e.i64c(table[axis])), id64);
+    id64 = e.smin(e.smax(id64, e.i64c(0)), e.i64c(table[axis] - 1));
+    SmallVector<Value> tc(c.begin(), c.begin() + axis);
+    tc.push_back(id64);
+    tc.append(c.begin() + axis + ids.size(), c.end());
+    return eval(ga.getTable(), linearize(tc, table), lane);
+  }
+  if (auto b = dyn_cast<BroadcastOp>(op)) {
+    if (auto src = broadcastSource(b, index))
+      return eval(b.getInput(), *src, lane);
+    return eval(b.getInput(), broadcastIndex(e, b, index), lane);
+  }
+  SmallVector<Value> in;
+  for (Value operand : op->getOperands()) {
+    auto x = eval(operand, index, lane);
+    if (!x.ok())
+      return x;
+    in.push_back(*x);
+  }
+  auto div = dyn_cast<DivOp>(op);
+  return emitScalarOp(e, op, in, rt, [&](Value a, Value b) {
+    return div ? divide(div, a, b, index) : e.fdiv(a, b);
+  });
+}
+
+} // namespace fusec::codegen

@@ -1,0 +1,115 @@
+//===- Reductions.cpp - Combining partial reductions ------------*- C++ -*-===//
+//
+// The pieces every reducing strategy shares: identities and combines of
+// sum/mean/max/min, the warp butterfly (shfl.sync bfly), and the two pairs
+// of reductions one pass computes together:
+// - online softmax: a running max and the sum of exp(x - max), the sum
+//   rescaled by exp(old - new) when the max rises;
+// - Welford: count, mean and the sum of squared deviations, combined across
+//   lanes with Chan's formula.
+// exp(a - b) is exactly 1 when a == b, so -inf - -inf is no NaN.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Emitter.h"
+
+using namespace mlir;
+
+namespace fusec::codegen {
+
+namespace {
+
+const double kLog2e = 1.4426950408889634;
+
+Value expDiff(Emitter &e, Value a, Value b) {
+  Value ex = ptxUnaryF32(e, "ex2.approx.ftz.f32", e.fmul(e.fsub(a, b), e.f32c(kLog2e)));
+  return e.select(e.fcmp(LLVM::FCmpPredicate::oeq, a, b), e.f32c(1), ex);
+}
+
+/// x - broadcast(r) in f32: the value whose row reduction `r` feeds; null
+/// otherwise.
+Value subOfRow(Value v, ReduceOp r) {
+  auto sub = v.getDefiningOp<SubOp>();
+  if (!sub || !getElementTypeOrSelf(sub.getType()).isF32())
+    return {};
+  auto b = sub.getRhs().getDefiningOp<BroadcastOp>();
+  if (!b || b.getInput() != r.getResult())
+    return {};
+  return sub.getLhs();
+}
+
+} // namespace
+
+Value reductionIdentity(Emitter &e, ReduceKind kind, Type type) {
+  if (kind == ReduceKind::max)
+    return e.f32Inf(/*negative=*/true);
+  if (kind == ReduceKind::min)
+    return e.f32Inf(/*negative=*/false);
+  return type == e.f64 ? e.f64c(0) : e.f32c(0);
+}
+
+Value reductionCombine(Emitter &e, ReduceKind kind, Value a, Value b) {
+  if (kind == ReduceKind::max)
+    return e.fmaximum(a, b);
+  if (kind == ReduceKind::min)
+    return e.fminimum(a, b);
+  return e.fadd(a, b);
+}
+
+Value warpReduce(Emitter &e, ReduceKind kind, Value v, int width) {
+  for (int offset = width / 2; offset >= 1; offset /= 2)
+    v = reductionCombine(e, kind, v, e.shflBfly(v, offset));
+  return v;
+}
+
+PairKind pairKind(ReduceOp a, ReduceOp b) {
+  if (!getElementTypeOrSelf(a.getType()).isF32() || !getElementTypeOrSelf(b.getType()).isF32())
+    return PairKind::None;
+  if (a.getKind() == ReduceKind::max && b.getKind() == ReduceKind::sum)
+    if (auto x = b.getInput().getDefiningOp<ExpOp>())
+      if (getElementTypeOrSelf(x.getType()).isF32() &&
+          subOfRow(x->getOperand(0), a) == a.getInput())
+        return PairKind::OnlineSoftmax;
+  if (a.getKind() == ReduceKind::mean && b.getKind() == ReduceKind::mean)
+    if (auto m = b.getInput().getDefiningOp<MulOp>())
+      if (getElementTypeOrSelf(m.getType()).isF32() && m.getLhs() == m.getRhs() &&
+          subOfRow(m.getLhs(), a) == a.getInput())
+        return PairKind::Welford;
+  return PairKind::None;
+}
+
+SmallVector<Value> pairInit(Emitter &e, PairKind kind) {
+  if (kind == PairKind::OnlineSoftmax)
+    return {e.f32Inf(/*negative=*/true), e.f32c(0)};
+  return {e.f32c(0), e.f32c(0), e.f32c(0)};
+}
+
+SmallVector<Value> pairUpdate(Emitter &e, PairKind kind, ArrayRef<Value> st, Value x) {
+  if (kind == PairKind::OnlineSoftmax) {
+    Value m = e.fmaximum(st[0], x);
+    Value sum = e.fadd(e.fmul(st[1], expDiff(e, st[0], m)), expDiff(e, x, m));
+    return {m, sum};
+  }
+  Value n = e.fadd(st[0], e.f32c(1));
+  Value d = e.fsub(x, st[1]);
+  Value mean = e.fadd(st[1], e.fdiv(d, n));
+  Value m2 = e.fadd(st[2], e.fmul(d, e.fsub(x, mean)));
+  return {n, mean, m2};
+}
+
+SmallVector<Value> pairCombine(Emitter &e, PairKind kind, ArrayRef<Value> p, ArrayRef<Value> q) {
+  if (kind == PairKind::OnlineSoftmax) {
+    Value m = e.fmaximum(p[0], q[0]);
+    Value sum = e.fadd(e.fmul(p[1], expDiff(e, p[0], m)), e.fmul(q[1], expDiff(e, q[0], m)));
+    return {m, sum};
+  }
+  Value n = e.fadd(p[0], q[0]);
+  Value empty = e.fcmp(LLVM::FCmpPredicate::oeq, n, e.f32c(0));
+  Value safeN = e.select(empty, e.f32c(1), n);
+  Value d = e.fsub(q[1], p[1]);
+  Value mean = e.fadd(p[1], e.fmul(d, e.fdiv(q[0], safeN)));
+  Value m2 = e.fadd(e.fadd(p[2], q[2]), e.fmul(e.fmul(d, d), e.fdiv(e.fmul(p[0], q[0]), safeN)));
+  return {n, e.select(empty, e.f32c(0), mean), e.select(empty, e.f32c(0), m2)};
+}
+
+} // namespace fusec::codegen

@@ -1,0 +1,62 @@
+//===- Strategies.h - One file per code-generation strategy -----*- C++ -*-===//
+//
+// Each strategy builds a kernel's llvm.func as its #fusec.launch says. To add
+// one: a case in the Strategy enum (FusecAttrs.td), its rule in planLaunch
+// (Plan.cpp), a file here with its emitter, and its line in CodeGen.cpp's
+// dispatch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_LIB_CODEGEN_STRATEGIES_STRATEGIES_H
+#define FUSEC_LIB_CODEGEN_STRATEGIES_STRATEGIES_H
+
+#include "../Emitter.h"
+#include "fusec/CodeGen/LaunchPlan.h"
+
+namespace fusec::codegen {
+
+/// What every strategy gets.
+struct StrategyInput {
+  KernelOp kernel;
+  LaunchAttr launch;
+  const KernelShape &shape;
+  const PtxOptions &options;
+  mlir::ModuleOp module;
+};
+
+/// elementwise, movement (Elementwise.cpp).
+absl::Status emitElementwise(const StrategyInput &in);
+/// matmul_simt (MatmulSimt.cpp).
+absl::Status emitMatmulSimt(const StrategyInput &in);
+/// row_warp, row_cta (RowsInRegisters.cpp).
+absl::Status emitRowsInRegisters(const StrategyInput &in);
+/// row_stream (RowStream.cpp).
+absl::Status emitRowStream(const StrategyInput &in);
+/// column (Columns.cpp).
+absl::Status emitColumns(const StrategyInput &in);
+
+/// The grid-stride loop over 16-byte chunks that elementwise, movement and
+/// SIMT matmul kernels share: a full chunk loads each full-shape operand with
+/// one vector load, computes every output lane by lane and stores vectors;
+/// the last, partial chunk goes element by element, each guarded.
+class ElementwiseEmitter : public KernelEmitter {
+public:
+  ElementwiseEmitter(const StrategyInput &in);
+  absl::Status build() override;
+
+protected:
+  mlir::Value argument(mlir::BlockArgument arg, mlir::Value index, int lane) override;
+
+  const KernelShape &shape;
+  int64_t vector = 1;
+  /// On the full-chunk path: each lane's flat index, and the loaded lanes of
+  /// the full-shape operands (an operand read at another index, as through
+  /// a transpose, is loaded by itself).
+  bool vectorPath = false;
+  llvm::SmallVector<mlir::Value> laneIndex;
+  llvm::DenseMap<unsigned, llvm::SmallVector<mlir::Value>> lanes;
+};
+
+} // namespace fusec::codegen
+
+#endif // FUSEC_LIB_CODEGEN_STRATEGIES_STRATEGIES_H
