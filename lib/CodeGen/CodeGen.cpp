@@ -152,8 +152,6 @@ absl::StatusOr<OwningOpRef<ModuleOp>> buildKernelModule(KernelOp kernel,
                                                         const PtxOptions &options) {
   OpBuilder b(kernel.getContext());
   OwningOpRef<ModuleOp> module = ModuleOp::create(kernel.getLoc());
-  if (kernel.getName())
-    module->setSymName(*kernel.getName());
   if (auto st = build(kernel, options, *module); !st.ok())
     return st;
   return module;

@@ -120,6 +120,10 @@ public:
             return signalPassFailure();
           continue;
         }
+        auto func = kernel->getParentOfType<func::FuncOp>();
+        std::string name = (func ? func.getSymName().str() + "." : std::string()) +
+                           (kernel.getName() ? kernel.getName()->str() : "fusec_kernel");
+        (**module)->setAttr("fusec.source", b.getStringAttr(name));
         getOperation().getBody()->push_back(module->release());
         continue;
       }

@@ -126,6 +126,8 @@ Value Emitter::bitcast(Type to, Value v) { return LLVM::BitcastOp::create(b, to,
 Value Emitter::sitofp(Type to, Value v) { return LLVM::SIToFPOp::create(b, to, v); }
 Value Emitter::uitofp(Type to, Value v) { return LLVM::UIToFPOp::create(b, to, v); }
 Value Emitter::fptosiSat(Type to, Value v) {
+  // LLVM's saturating conversion (NVPTX: cvt.rzi.sat), which the LLVM
+  // dialect has no op for: called by its intrinsic name.
   std::string name = absl::StrCat("llvm.fptosi.sat.i", to.getIntOrFloatBitWidth(), ".f32");
   return LLVM::CallIntrinsicOp::create(b, to, b.getStringAttr(name), ValueRange{v})
       .getResult(0);
@@ -254,11 +256,12 @@ void KernelEmitter::beginFunction(ArrayRef<NamedAttribute> attrs) {
   SmallVector<Type> params(n, e.globalPtr);
   auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(e.ctx), params);
   SmallVector<NamedAttribute> all(attrs.begin(), attrs.end());
-  all.push_back(builder.getNamedAttr("nvvm.kernel", builder.getUnitAttr()));
+  all.push_back(builder.getNamedAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                                     builder.getUnitAttr()));
   func = LLVM::LLVMFuncOp::create(builder, entry, type, LLVM::Linkage::External, false,
                                   LLVM::CConv::C, SymbolRefAttr(), all);
   for (unsigned i = 0; i < n; ++i)
-    func.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
+    func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), builder.getUnitAttr());
   Block *entryBlock = func.addEntryBlock(builder);
   builder.setInsertionPointToStart(entryBlock);
   for (unsigned i = 0; i < n; ++i)
@@ -398,7 +401,11 @@ absl::StatusOr<Value> KernelEmitter::eval(Value v, Value index, int lane) {
   Operation *op = v.getDefiningOp();
   if (auto r = dyn_cast<ReduceOp>(op))
     return reduction(r, index, lane);
+  // The ops an element of `op` becomes carry its location.
+  Location outer = builder.getLoc();
+  builder.setLoc(op->getLoc());
   auto result = evalOp(op, v, index, lane);
+  builder.setLoc(outer);
   if (!result.ok())
     return result;
   Value out = *result;

@@ -191,6 +191,12 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'fusec.matmul_epilogue' is a unit attribute";
     return success();
   }
+  if (name == "fusec.source") {
+    if (!isa<ModuleOp>(op) || !isa<StringAttr>(value))
+      return op->emitError() << "'fusec.source' names the kernel a generated module "
+                                "comes from: a string on a builtin.module";
+    return success();
+  }
   if (name == "fusec.cost" || name == "fusec.total_cost") {
     if (!isa<DictionaryAttr>(value))
       return op->emitError() << "'" << name << "' must be a dictionary of figures";
@@ -206,8 +212,8 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
                          << "' (the fusec dialect declares fusec.launch, fusec.ptx, "
                             "fusec.entry, fusec.grid, fusec.block, fusec.shared, "
                             "fusec.strategy, fusec.cache_hints, fusec.tensor_maps, "
-                            "fusec.matmul_epilogue, fusec.cost, fusec.total_cost and "
-                            "fusec.error_bound)";
+                            "fusec.matmul_epilogue, fusec.source, fusec.cost, fusec.total_cost "
+                            "and fusec.error_bound)";
 }
 
 Operation *FusecDialect::materializeConstant(OpBuilder &builder,

@@ -35,7 +35,8 @@ llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["fusec-opt", "fusec-run", "fusec-compile", "fusec-translate"], [config.fusec_tools_dir])
+    ["fusec-opt", "fusec-run", "fusec-compile", "fusec-translate", "fusec-calibrate"],
+    [config.fusec_tools_dir])
 
 # ptxas, where the CUDA toolkit is: the assembly tests need it.
 for _ptxas in [os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas"),

@@ -22,16 +22,62 @@ const char *kHeader80 = ".version 8.0\n.target sm_80\n.address_size 64\n";
 const char *kHeader90a = ".version 8.0\n.target sm_90a\n.address_size 64\n";
 } // namespace
 
-std::string copyPtx() {
+namespace {
+/// The 16-byte load each variant of the stream load uses (as the code
+/// generator writes it: lib/CodeGen/Ptx.cpp).
+std::string streamLoad(StreamVariant v, const char *regs, const char *addr) {
+  switch (v) {
+  case StreamVariant::Plain:
+    return absl::StrCat("ld.global.v4.u32 ", regs, ", [", addr, "];");
+  case StreamVariant::NoAllocate:
+    return absl::StrCat("ld.global.nc.L1::no_allocate.v4.u32 ", regs, ", [", addr, "];");
+  case StreamVariant::L2_256B:
+    return absl::StrCat("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 ", regs, ", [", addr, "];");
+  case StreamVariant::EvictFirst:
+    return absl::StrCat("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 ", regs, ", [",
+                        addr, "], %pol;");
+  }
+  return "";
+}
+} // namespace
+
+const char *streamVariantName(StreamVariant v) {
+  switch (v) {
+  case StreamVariant::Plain:
+    return "plain";
+  case StreamVariant::NoAllocate:
+    return "no_allocate";
+  case StreamVariant::L2_256B:
+    return "l2_256b";
+  case StreamVariant::EvictFirst:
+    return "evict_first";
+  }
+  return "";
+}
+
+const char *keepVariantName(KeepVariant v) {
+  switch (v) {
+  case KeepVariant::Plain:
+    return "plain";
+  case KeepVariant::EvictLast:
+    return "evict_last";
+  case KeepVariant::NC:
+    return "nc";
+  }
+  return "";
+}
+
+std::string copyPtx(StreamVariant load) {
   // Four independent 16-byte loads in flight per thread and iteration (at
   // i, i + stride, i + 2 stride, i + 3 stride: each coalesced), then the
   // stores; a one-at-a-time loop finishes the rest.
-  return absl::StrCat(kHeader80, R"(
+  std::string text = absl::StrCat(kHeader80, R"(
 .visible .entry copy(.param .u64 psrc, .param .u64 pdst, .param .u64 pn)
 {
   .reg .pred %p;
   .reg .b32 %a<4>, %b<4>, %c<4>, %d<4>, %t<4>;
-  .reg .b64 %i, %n, %stride, %src, %dst, %off, %x, %y, %last;
+  .reg .b64 %i, %n, %stride, %src, %dst, %off, %x, %y, %last, %pol;
+  createpolicy.fractional.L2::evict_first.b64 %pol, 1.0;
   ld.param.u64 %src, [psrc];
   ld.param.u64 %dst, [pdst];
   ld.param.u64 %n, [pn];
@@ -52,13 +98,13 @@ FOUR:
   shl.b64 %off, %i, 4;
   add.u64 %x, %src, %off;
   shl.b64 %off, %stride, 4;
-  ld.global.v4.u32 {%a0, %a1, %a2, %a3}, [%x];
+  LOAD_A
   add.u64 %x, %x, %off;
-  ld.global.v4.u32 {%b0, %b1, %b2, %b3}, [%x];
+  LOAD_B
   add.u64 %x, %x, %off;
-  ld.global.v4.u32 {%c0, %c1, %c2, %c3}, [%x];
+  LOAD_C
   add.u64 %x, %x, %off;
-  ld.global.v4.u32 {%d0, %d1, %d2, %d3}, [%x];
+  LOAD_D
   shl.b64 %y, %i, 4;
   add.u64 %y, %dst, %y;
   st.global.v4.u32 [%y], {%a0, %a1, %a2, %a3};
@@ -80,6 +126,66 @@ ONE:
   st.global.v4.u32 [%y], {%a0, %a1, %a2, %a3};
   add.u64 %i, %i, %stride;
   bra ONE;
+DONE:
+  ret;
+}
+)");
+  const char *regs[] = {"{%a0, %a1, %a2, %a3}", "{%b0, %b1, %b2, %b3}",
+                        "{%c0, %c1, %c2, %c3}", "{%d0, %d1, %d2, %d3}"};
+  const char *marks[] = {"LOAD_A", "LOAD_B", "LOAD_C", "LOAD_D"};
+  for (int i = 0; i < 4; ++i)
+    text.replace(text.find(marks[i]), 6, streamLoad(load, regs[i], "%x"));
+  return text;
+}
+
+std::string keepPtx(KeepVariant load) {
+  // dst[i] = src[i] + g[i & mask] (as u32 words): src streams with plain
+  // loads; g, a small table every CTA re-reads (as layer_norm's gamma), with
+  // the keep-load variant.
+  const char *g = load == KeepVariant::EvictLast ? "ld.global.nc.L1::evict_last.v4.u32"
+                  : load == KeepVariant::NC      ? "ld.global.nc.v4.u32"
+                                                 : "ld.global.v4.u32";
+  return absl::StrCat(kHeader80, R"(
+.visible .entry keep(.param .u64 psrc, .param .u64 pg, .param .u64 pdst, .param .u64 pn,
+                     .param .u64 pmask)
+{
+  .reg .pred %p;
+  .reg .b32 %a<4>, %b<4>, %t<4>;
+  .reg .b64 %i, %n, %mask, %stride, %src, %g, %dst, %off, %x;
+  ld.param.u64 %src, [psrc];
+  ld.param.u64 %g, [pg];
+  ld.param.u64 %dst, [pdst];
+  ld.param.u64 %n, [pn];
+  ld.param.u64 %mask, [pmask];
+  cvta.to.global.u64 %src, %src;
+  cvta.to.global.u64 %g, %g;
+  cvta.to.global.u64 %dst, %dst;
+  mov.u32 %t1, %ctaid.x;
+  mov.u32 %t2, %ntid.x;
+  mov.u32 %t3, %tid.x;
+  mad.wide.u32 %i, %t1, %t2, 0;
+  cvt.u64.u32 %off, %t3;
+  add.u64 %i, %i, %off;
+  mov.u32 %t1, %nctaid.x;
+  mul.wide.u32 %stride, %t1, %t2;
+LOOP:
+  setp.ge.u64 %p, %i, %n;
+  @%p bra DONE;
+  shl.b64 %off, %i, 4;
+  add.u64 %x, %src, %off;
+  ld.global.v4.u32 {%a0, %a1, %a2, %a3}, [%x];
+  and.b64 %x, %i, %mask;
+  shl.b64 %x, %x, 4;
+  add.u64 %x, %g, %x;
+  )", g, R"( {%b0, %b1, %b2, %b3}, [%x];
+  add.u32 %a0, %a0, %b0;
+  add.u32 %a1, %a1, %b1;
+  add.u32 %a2, %a2, %b2;
+  add.u32 %a3, %a3, %b3;
+  add.u64 %x, %dst, %off;
+  st.global.v4.u32 [%x], {%a0, %a1, %a2, %a3};
+  add.u64 %i, %i, %stride;
+  bra LOOP;
 DONE:
   ret;
 }

@@ -13,9 +13,21 @@
 
 namespace fusec::calibrate {
 
+/// The 16-byte loads the code generator can use for tensors read once, and
+/// for tensors many CTAs re-read (fusec/CodeGen/CodeGen.h); their names are
+/// the target file's codegen choices.
+enum class StreamVariant { Plain, NoAllocate, L2_256B, EvictFirst };
+enum class KeepVariant { Plain, EvictLast, NC };
+const char *streamVariantName(StreamVariant v);
+const char *keepVariantName(KeepVariant v);
+
 /// copy(src, dst, n16): dst[i] = src[i] for i < n16 16-byte vectors,
-/// grid-stride, four loads in flight per thread.
-std::string copyPtx();
+/// grid-stride, four loads in flight per thread, each with `load`.
+std::string copyPtx(StreamVariant load = StreamVariant::Plain);
+
+/// keep(src, g, dst, n16, mask): dst[i] = src[i] + g[i & mask] as u32 words;
+/// g's loads use `load`.
+std::string keepPtx(KeepVariant load);
 
 /// fma(out, iters): kChains independent fma.rn.f32 chains per thread,
 /// `iters` steps each: 2 * kChains * iters FLOPs a thread.

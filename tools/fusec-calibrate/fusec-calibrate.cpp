@@ -3,7 +3,10 @@
 // Runs PTX micro-kernels through the runtime and writes a target file whose
 // measured figures override its base target's (lib/Target/targets/*.json):
 // copy bandwidth, the bf16 tensor-core rate (wgmma, sm_90a), the FP32 FMA
-// rate, the SFU ex2 rate and the back-to-back launch gap. LLVM-free.
+// rate, the SFU ex2 rate and the back-to-back launch gap; and which 16-byte
+// load the code generator should use for streamed and for re-read tensors
+// (the file's "codegen" choices: the fastest of each variant, measured).
+// LLVM-free.
 //
 //   fusec-calibrate -o h200-measured.json [--base=h200] [--name=h200-measured]
 //                   [--copy-mib=2048] [--runs=7]
@@ -36,12 +39,14 @@ struct Options {
   std::string name;
   int64_t copyMiB = 2048;
   int runs = 7;
+  std::string emitKernels;
 };
 
 void usage() {
   std::fprintf(stderr,
                "usage: fusec-calibrate -o FILE.json [--base=h200|h100|b200] "
                "[--name=NAME] [--copy-mib=N] [--runs=N]\n"
+               "       fusec-calibrate --emit-kernels=DIR  (write the micro-kernels' PTX)\n"
                "Measures the GPU at hand and writes a target file for "
                "--fusec-roofline-report=target=FILE.json.\n");
 }
@@ -110,6 +115,8 @@ int main(int argc, char **argv) {
       opt.copyMiB = std::atoll(v);
     else if (const char *v = val("--runs"))
       opt.runs = std::max(1, std::atoi(v));
+    else if (const char *v = val("--emit-kernels"))
+      opt.emitKernels = v;
     else if (a == "-h" || a == "--help") {
       usage();
       return 0;
@@ -117,6 +124,23 @@ int main(int argc, char **argv) {
       usage();
       return fail("unknown argument '" + a + "'");
     }
+  }
+  if (!opt.emitKernels.empty()) {
+    // Every micro-kernel's PTX, for ptxas (no GPU needed).
+    std::vector<std::pair<std::string, std::string>> kernels = {
+        {"fma", fmaPtx()}, {"ex2", ex2Ptx()}, {"wgmma", wgmmaPtx()}, {"empty", emptyPtx()}};
+    for (StreamVariant v : {StreamVariant::Plain, StreamVariant::NoAllocate,
+                            StreamVariant::L2_256B, StreamVariant::EvictFirst})
+      kernels.push_back({absl::StrCat("copy_", streamVariantName(v)), copyPtx(v)});
+    for (KeepVariant v : {KeepVariant::Plain, KeepVariant::EvictLast, KeepVariant::NC})
+      kernels.push_back({absl::StrCat("keep_", keepVariantName(v)), keepPtx(v)});
+    for (auto &[name, ptx] : kernels) {
+      std::ofstream f(opt.emitKernels + "/" + name + ".ptx");
+      if (!(f << ptx))
+        return fail("cannot write " + opt.emitKernels + "/" + name + ".ptx");
+    }
+    std::printf("wrote %zu kernels to %s\n", kernels.size(), opt.emitKernels.c_str());
+    return 0;
   }
   if (opt.output.empty()) {
     usage();
@@ -162,6 +186,10 @@ int main(int argc, char **argv) {
   };
   const unsigned sms = static_cast<unsigned>(info->smCount);
   std::vector<Measurement> results;
+  struct ChoiceMade {
+    std::string key, value, detail;
+  };
+  std::vector<ChoiceMade> choices;
   auto out = rt::DeviceBuffer::allocate(int64_t(sms) * 64 * 1024 * 4);
   if (!out.ok())
     return fail(std::string(out.status().message()));
@@ -208,6 +236,69 @@ int main(int argc, char **argv) {
     results.push_back({"hbm_tb_per_s", best,
                        absl::StrFormat("copy of %d MiB (read + written), four 16-byte loads in flight per thread, grid %s, median of %d",
                                        opt.copyMiB, bestShape, opt.runs)});
+
+    // Which 16-byte load streams fastest: the same copy with each variant,
+    // at the best shape. A variant must win by more than 1% to replace plain.
+    double plain = 0, fastest = 0;
+    StreamVariant chosen = StreamVariant::Plain;
+    std::string all;
+    for (StreamVariant v : {StreamVariant::Plain, StreamVariant::NoAllocate,
+                            StreamVariant::L2_256B, StreamVariant::EvictFirst}) {
+      auto kv = load(copyPtx(v), "copy");
+      if (!kv.ok())
+        return fail(std::string(kv.status().message()));
+      unsigned blocks = static_cast<unsigned>(std::stoul(bestShape.substr(0, bestShape.find('x'))));
+      unsigned threads = static_cast<unsigned>(std::stoul(bestShape.substr(bestShape.find('x') + 1)));
+      uint64_t s = src->devicePtr(), d = dst->devicePtr(), n16 = bytes / 16;
+      auto ms = medianMs(*stream, opt.runs, [&] {
+        return kv->second.launchWith(rt::Dim3{blocks}, rt::Dim3{threads}, 0, *stream, s, d, n16);
+      });
+      if (!ms.ok())
+        return fail(std::string(ms.status().message()));
+      double tbps = 2.0 * bytes / (*ms * 1e-3) / 1e12;
+      std::printf("  stream load %-12s %.3f TB/s\n", streamVariantName(v), tbps);
+      absl::StrAppend(&all, all.empty() ? "" : ", ", streamVariantName(v), " ",
+                      absl::StrFormat("%.3f", tbps));
+      if (v == StreamVariant::Plain)
+        plain = fastest = tbps;
+      else if (tbps > fastest && tbps > plain * 1.01)
+        fastest = tbps, chosen = v;
+    }
+    choices.push_back({"stream_load", streamVariantName(chosen),
+                       absl::StrCat("copy of ", opt.copyMiB, " MiB with each load (TB/s): ", all)});
+
+    // Which load keeps a re-read table best: a stream plus a 16 KiB table
+    // every CTA reads.
+    double keepPlain = 0, keepBest = 0;
+    KeepVariant keepChosen = KeepVariant::Plain;
+    std::string keepAll;
+    auto table = rt::DeviceBuffer::allocate(16 << 10);
+    if (!table.ok())
+      return fail(std::string(table.status().message()));
+    (void)table->fill(0x11);
+    for (KeepVariant v : {KeepVariant::Plain, KeepVariant::EvictLast, KeepVariant::NC}) {
+      auto kv = load(keepPtx(v), "keep");
+      if (!kv.ok())
+        return fail(std::string(kv.status().message()));
+      uint64_t s = src->devicePtr(), g = table->devicePtr(), d = dst->devicePtr();
+      uint64_t n16 = bytes / 16, mask = (16 << 10) / 16 - 1;
+      auto ms = medianMs(*stream, opt.runs, [&] {
+        return kv->second.launchWith(rt::Dim3{sms * 8}, rt::Dim3{256}, 0, *stream, s, g, d, n16, mask);
+      });
+      if (!ms.ok())
+        return fail(std::string(ms.status().message()));
+      double tbps = 2.0 * bytes / (*ms * 1e-3) / 1e12;
+      std::printf("  keep load %-12s %.3f TB/s\n", keepVariantName(v), tbps);
+      absl::StrAppend(&keepAll, keepAll.empty() ? "" : ", ", keepVariantName(v), " ",
+                      absl::StrFormat("%.3f", tbps));
+      if (v == KeepVariant::Plain)
+        keepPlain = keepBest = tbps;
+      else if (tbps > keepBest && tbps > keepPlain * 1.01)
+        keepBest = tbps, keepChosen = v;
+    }
+    choices.push_back({"keep_load", keepVariantName(keepChosen),
+                       absl::StrCat("a ", opt.copyMiB, " MiB stream plus a 16 KiB table every CTA re-reads, "
+                                    "with each load of the table (TB/s): ", keepAll)});
   }
 
   // FP32 FMA rate.
@@ -319,6 +410,11 @@ int main(int argc, char **argv) {
                     ", \"source\": \"measured: fusec-calibrate, ", m.detail,
                     ", ", where, "\"}", i + 1 < results.size() ? "," : "", "\n");
   }
+  absl::StrAppend(&json, "  },\n  \"codegen\": {\n");
+  for (size_t i = 0; i < choices.size(); ++i)
+    absl::StrAppend(&json, "    \"", choices[i].key, "\": {\"value\": \"", choices[i].value,
+                    "\", \"source\": \"measured: fusec-calibrate, ", choices[i].detail, ", median of ",
+                    opt.runs, ", ", where, "\"}", i + 1 < choices.size() ? "," : "", "\n");
   absl::StrAppend(&json, "  }\n}\n");
   // Per clock per SM, at the base target's boost clock (the SM clock under
   // this load is not exposed without NVML).

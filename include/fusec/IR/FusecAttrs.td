@@ -60,6 +60,25 @@ def Fusec_CacheHintAttr : EnumAttr<Fusec_Dialect, Fusec_CacheHint, "cache_hint">
 // The launch plan
 //===----------------------------------------------------------------------===//
 
+/// A list of integers written in brackets: `[128, 256, 64]`.
+defvar Fusec_I64ListParser = [{ [&]() -> ::mlir::FailureOr<::llvm::SmallVector<int64_t>> {
+    ::llvm::SmallVector<int64_t> values;
+    if ($_parser.parseCommaSeparatedList(::mlir::AsmParser::Delimiter::Square,
+            [&] { return $_parser.parseInteger(values.emplace_back()); }))
+      return ::mlir::failure();
+    return values;
+  }() }];
+defvar Fusec_I64ListPrinter = [{ $_printer << '['; ::llvm::interleaveComma($_self, $_printer);
+                                 $_printer << ']'; }];
+class Fusec_I64List<string desc = ""> : ArrayRefParameter<"int64_t", desc> {
+  let parser = Fusec_I64ListParser;
+  let printer = Fusec_I64ListPrinter;
+}
+class Fusec_OptionalI64List<string desc = ""> : OptionalArrayRefParameter<"int64_t", desc> {
+  let parser = Fusec_I64ListParser;
+  let printer = Fusec_I64ListPrinter;
+}
+
 class Fusec_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Fusec_Dialect, name, traits> {
   let mnemonic = attrMnemonic;
@@ -93,7 +112,7 @@ def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
     DefaultValuedParameter<"int64_t", "1">:$vector,
     DefaultValuedParameter<"int64_t", "1">:$chunks,
     DefaultValuedParameter<"int64_t", "0">:$rows,
-    OptionalArrayRefParameter<"int64_t">:$tile,
+    Fusec_OptionalI64List<>:$tile,
     DefaultValuedParameter<"int64_t", "0">:$stages,
     DefaultValuedParameter<"int64_t", "1">:$cluster,
     DefaultValuedParameter<"int64_t", "0">:$smem,
@@ -126,9 +145,9 @@ def Fusec_TensorMapAttr : Fusec_Attr<"TensorMap", "tensor_map"> {
   let parameters = (ins
     "int64_t":$slot,
     "int64_t":$element_bytes,
-    ArrayRefParameter<"int64_t">:$dims,
-    OptionalArrayRefParameter<"int64_t">:$strides,
-    ArrayRefParameter<"int64_t">:$box,
+    Fusec_I64List<>:$dims,
+    Fusec_OptionalI64List<>:$strides,
+    Fusec_I64List<>:$box,
     DefaultValuedParameter<"int64_t", "0">:$swizzle
   );
   let assemblyFormat = "`<` struct(params) `>`";

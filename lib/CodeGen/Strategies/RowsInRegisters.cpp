@@ -174,8 +174,8 @@ absl::Status RowsInRegistersEmitter::build() {
   // spilled (layer_norm, 256 threads: 48 registers and a spill).
   SmallVector<NamedAttribute> attrs;
   if (block >= 1024)
-    attrs.push_back(builder.getNamedAttr(
-        "nvvm.maxntid", builder.getDenseI32ArrayAttr({static_cast<int32_t>(block)})));
+    attrs.push_back(builder.getNamedAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                                         builder.getDenseI32ArrayAttr({static_cast<int32_t>(block)})));
   beginFunction(attrs);
 
   Value tid32 = e.tidX();

@@ -23,7 +23,13 @@
 // RUN: FileCheck %s --check-prefix=PLAIN < %t/off/gelu_bias_residual.k0_add_add.ptx
 // RUN: env FUSEC_STREAM_LOAD=l2_256b FUSEC_DISABLE_AGGRESSIVE_PTX=1 fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/env" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PLAIN < %t/env/gelu_bias_residual.k0_add_add.ptx
-// Blackwell too.
+// The same choices as pass options; a bad value names the option.
+// RUN: rm -rf %t/o && mkdir -p %t/o
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/o stream-load=no_allocate" -o /dev/null
+// RUN: FileCheck %s --check-prefix=NOALLOC < %t/o/gelu_bias_residual.k0_add_add.ptx
+// RUN: not fusec-opt %s --fusec-pipeline --fusec-codegen="stream-load=fast" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADOPT
+// BADOPT: stream-load='fast' is not plain, no_allocate, l2_256b or evict_first
+// Blackwell too: the b200 target (unmeasured) keeps the aggressive loads.
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/b arch=sm_100a" -o /dev/null
 // RUN: FileCheck %s --check-prefix=SM100 < %t/b/gelu_bias_residual.k0_add_add.ptx
 
@@ -47,6 +53,7 @@
 // PLAIN-NOT: evict_last
 // PLAIN: ld.global.v4.u32
 // SM100: .target sm_100a
+// SM100: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
 
 // gelu(x + b) * 0.5 + r, as in the benchmarks; 1000 elements (a partial
 // last vector).

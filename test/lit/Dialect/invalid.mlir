@@ -535,3 +535,145 @@ func.func @yield_outside(%a: tensor<4xf32>) {
   // expected-error @+1 {{'fusec.yield' op expects parent op 'fusec.kernel'}}
   fusec.yield %a : tensor<4xf32>
 }
+
+// -----
+
+// The fusec.* attributes the JIT and code generation read are verified.
+func.func @launch_not_typed(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusec.launch' must be a #fusec.launch<...>}}
+  %0 = fusec.kernel (%a) {fusec.launch = {strategy = "elementwise"}} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @launch_block(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{block 2048 is not in [1, 1024]}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = elementwise, grid = 1, block = 2048>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @launch_strategy(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{expected ::fusec::Strategy to be one of: elementwise, movement, row_warp, row_cta, row_stream, column, matmul_simt, matmul_wgmma, matmul_tcgen05}}
+  // expected-error @+1 {{failed to parse Fusec_LaunchAttr parameter 'strategy'}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = rows, grid = 1, block = 256>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @matmul_plan_without_tile(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{strategy matmul_wgmma needs a tile and at least one stage}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 1, block = 384>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @cache_hints_strings(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusec.cache_hints' must be an array of #fusec<cache_hint ...>}}
+  %0 = fusec.kernel (%a) {fusec.cache_hints = ["stream"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @cache_hints_count(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusec.cache_hints' has 2 entries for 1 operands}}
+  %0 = fusec.kernel (%a) {fusec.cache_hints = [#fusec<cache_hint stream>, #fusec<cache_hint keep>]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @grid_zero(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusec.grid' has size 0, not in [1, 2^31 - 1]}}
+  %0 = fusec.kernel (%a) {fusec.grid = array<i64: 0>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @ptx_not_string(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusec.ptx' must be a non-empty string}}
+  %0 = fusec.kernel (%a) {fusec.ptx = 3 : i64} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @strategy_string(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusec.strategy' must be a #fusec<strategy ...>}}
+  %0 = fusec.kernel (%a) {fusec.strategy = "elementwise"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @launch_on_an_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusec.launch' belongs on a fusec.kernel}}
+  %0 = fusec.exp %a {fusec.launch = #fusec.launch<strategy = elementwise, grid = 1, block = 256>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @misspelt(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unknown attribute 'fusec.gird'}}
+  %0 = fusec.kernel (%a) {fusec.gird = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @tensor_map_box(%a: tensor<16x64xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @+1 {{the box's inner extent (256 bytes) exceeds the swizzle span of 128}}
+  %0 = fusec.kernel (%a) {fusec.tensor_maps = [#fusec.tensor_map<slot = 0, element_bytes = 2, dims = [64, 16], strides = [128], box = [128, 8], swizzle = 128>]} : (tensor<16x64xbf16>) -> tensor<16x64xbf16> {
+  ^bb0(%x: tensor<16x64xbf16>):
+    fusec.yield %x : tensor<16x64xbf16>
+  }
+  return %0 : tensor<16x64xbf16>
+}
+
+// -----
+
+func.func @tensor_map_slot(%a: tensor<16x64xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @+1 {{a tensor map names slot 5 of a kernel with 2 operands and results}}
+  %0 = fusec.kernel (%a) {fusec.tensor_maps = [#fusec.tensor_map<slot = 5, element_bytes = 2, dims = [64, 16], strides = [128], box = [64, 8], swizzle = 128>]} : (tensor<16x64xbf16>) -> tensor<16x64xbf16> {
+  ^bb0(%x: tensor<16x64xbf16>):
+    fusec.yield %x : tensor<16x64xbf16>
+  }
+  return %0 : tensor<16x64xbf16>
+}

@@ -154,3 +154,41 @@ func.func @kernel(%a: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<64xf32>, te
   }
   return %r#0, %r#1 : tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// The attributes passes write on a kernel, typed: the launch plan, cache
+// hints, the strategy and TMA tensor maps.
+// CHECK-LABEL: func.func @kernel_attributes
+// CHECK: fusec.cache_hints = [#fusec<cache_hint stream>, #fusec<cache_hint keep>]
+// CHECK-SAME: fusec.launch = #fusec.launch<strategy = row_cta, grid = 16, block = 1024, vector = 8, rows = 1, smem = 256, regs = 56>
+// CHECK-SAME: fusec.strategy = #fusec<strategy row_cta>
+// CHECK-SAME: fusec.tensor_maps = [#fusec.tensor_map<slot = 0, element_bytes = 2, dims = [64, 16], strides = [128], box = [64, 8], swizzle = 128>]
+func.func @kernel_attributes(%a: tensor<16x64xbf16>, %b: tensor<64xbf16>) -> tensor<16x64xbf16> {
+  %r = fusec.kernel "k" (%a, %b) {fusec.cache_hints = [#fusec<cache_hint stream>, #fusec<cache_hint keep>],
+      fusec.launch = #fusec.launch<strategy = row_cta, grid = 16, block = 1024, vector = 8, chunks = 1, rows = 1, smem = 256, regs = 56>,
+      fusec.strategy = #fusec<strategy row_cta>,
+      fusec.tensor_maps = [#fusec.tensor_map<slot = 0, element_bytes = 2, dims = [64, 16], strides = [128], box = [64, 8], swizzle = 128>]}
+      : (tensor<16x64xbf16>, tensor<64xbf16>) -> tensor<16x64xbf16> {
+  ^bb0(%x: tensor<16x64xbf16>, %g: tensor<64xbf16>):
+    %gb = fusec.broadcast %g dims [1] : tensor<64xbf16> -> tensor<16x64xbf16>
+    %m = fusec.mul %x, %gb : tensor<16x64xbf16>
+    fusec.yield %m : tensor<16x64xbf16>
+  }
+  return %r : tensor<16x64xbf16>
+}
+
+// -----
+
+// A matmul plan: tile, stages and cluster.
+// CHECK-LABEL: func.func @matmul_plan
+// CHECK: fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [128, 256, 64], stages = 4, cluster = 2, smem = 200000>
+func.func @matmul_plan(%a: tensor<256x64xbf16>, %b: tensor<64x256xbf16>) -> tensor<256x256xf32> {
+  %r = fusec.kernel "mm" (%a, %b) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [128, 256, 64], stages = 4, cluster = 2, smem = 200000>}
+      : (tensor<256x64xbf16>, tensor<64x256xbf16>) -> tensor<256x256xf32> {
+  ^bb0(%x: tensor<256x64xbf16>, %y: tensor<64x256xbf16>):
+    %m = fusec.matmul %x, %y : (tensor<256x64xbf16>, tensor<64x256xbf16>) -> tensor<256x256xf32>
+    fusec.yield %m : tensor<256x256xf32>
+  }
+  return %r : tensor<256x256xf32>
+}

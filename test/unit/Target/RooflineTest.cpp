@@ -55,6 +55,33 @@ TEST(Target, OverridesKeepTheBase) {
   EXPECT_FALSE(cycle.ok());
 }
 
+TEST(Target, CodegenChoicesComeFromTheTargetAndItsBase) {
+  // The H200's loads were measured plain; the B200 file keeps the aggressive
+  // default and says it is unmeasured.
+  EXPECT_EQ(Target::load("h200")->choice("stream_load"), "plain");
+  EXPECT_EQ(Target::load("h200")->choice("keep_load"), "plain");
+  EXPECT_EQ(Target::load("b200")->choice("stream_load"), "l2_256b");
+  EXPECT_NE(Target::load("b200")->choiceSource("stream_load").find("unmeasured"),
+            std::string::npos);
+  // A measured file overrides one choice and keeps its base's others.
+  auto t = Target::parse(R"({"base": "b200", "name": "mine", "figures": {},
+                             "codegen": {"stream_load": {"value": "evict_first", "source": "measured"}}})",
+                         "mine.json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->choice("stream_load"), "evict_first");
+  EXPECT_EQ(t->choice("keep_load"), "evict_last");
+  auto bad = Target::parse(R"({"base": "h200", "name": "x", "figures": {},
+                               "codegen": {"stream_load": {"value": "fast", "source": "?"}}})",
+                           "x.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not one of its values"), std::string::npos);
+  auto unknown = Target::parse(R"({"base": "h200", "name": "x", "figures": {},
+                                   "codegen": {"tile": {"value": "big", "source": "?"}}})",
+                               "x.json");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown codegen choice 'tile'"), std::string::npos);
+}
+
 class RooflineTest : public ::testing::Test {
 protected:
   RooflineTest() {

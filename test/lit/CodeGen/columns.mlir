@@ -1,0 +1,40 @@
+// column: reductions over leading or middle dims.
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o /dev/null
+// RUN: %ptxas -arch=sm_90a -v %t/column_sum.k0_reduce.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptxas -arch=sm_90a -v %t/middle.k0_reduce.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// REQUIRES: ptxas
+// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// A sum over 64 rows of 256 f32 columns: 4 columns a thread (one 16-byte
+// load a row), 8 warps split the rows (step 8), sums in f64, partials of the
+// 8 slices in shared memory (f64, two parities), one barrier.
+// CHECK: llvm.mlir.global internal @__fusec_partials() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<2048 x f64>
+// CHECK-LABEL: llvm.func @k0_reduce(
+// CHECK: ^{{.*}}(%[[TILE:.*]]: i64, %[[PARITY:.*]]: i64):
+// CHECK: ^[[ROWS:bb[0-9]+]](%[[R:.*]]: i64, %{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64):
+// CHECK: llvm.inline_asm "ld.global.v4.u32
+// CHECK-COUNT-4: llvm.fpext %{{.*}} : f32 to f64
+// CHECK: llvm.br ^[[ROWS]]
+// CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} : f64, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-8: llvm.load %{{.*}} : !llvm.ptr<3> -> f64
+// CHECK: llvm.fptrunc %{{.*}} : f64 to f32
+// CHECK: llvm.xor %[[PARITY]]
+func.func @column_sum(%x: tensor<64x256xf32>) -> tensor<256xf32> {
+  %0 = fusec.reduce sum %x dims [0] : tensor<64x256xf32> -> tensor<256xf32>
+  return %0 : tensor<256xf32>
+}
+
+// The reduced dim between an outer and an inner block: each column starts at
+// (c / inner) * rows * inner + c % inner. bf16: 8 columns a thread.
+// CHECK: llvm.mlir.global internal @__fusec_partials() {{.*}} : !llvm.array<4096 x f64>
+// CHECK-LABEL: llvm.func @k0_reduce(
+// CHECK-DAG: llvm.udiv %{{.*}}, %{{.*}} : i64
+// CHECK-DAG: llvm.urem %{{.*}}, %{{.*}} : i64
+// CHECK: nvvm.barrier0
+func.func @middle(%x: tensor<6x37x40xbf16>) -> tensor<6x40xbf16> {
+  %0 = fusec.reduce sum %x dims [1] : tensor<6x37x40xbf16> -> tensor<6x40xbf16>
+  return %0 : tensor<6x40xbf16>
+}

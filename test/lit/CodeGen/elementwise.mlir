@@ -1,0 +1,85 @@
+// The elementwise and movement strategy, read at the LLVM/NVVM dialect
+// (--fusec-codegen=emit=llvm) and as PTX.
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PTX < %t/silu_bias.k0_broadcast_cast.ptx
+// RUN: %ptxas -arch=sm_90a -v %t/silu_bias.k0_broadcast_cast.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptxas -arch=sm_90a -v %t/three_reads.three_reads.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptxas -arch=sm_90a -v %t/to_int.k0_cast.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// REQUIRES: ptxas
+// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// bf16: 8 elements per 16-byte chunk. The full-shape operand is one 16-byte
+// load; the broadcast bias is read element by element at its remapped index.
+// CHECK-LABEL: llvm.func @k0_broadcast_cast(
+// CHECK-SAME: %[[B:.*]]: !llvm.ptr<1> {llvm.noalias}, %[[X:.*]]: !llvm.ptr<1> {llvm.noalias}, %[[OUT:.*]]: !llvm.ptr<1> {llvm.noalias}) attributes {nvvm.kernel}
+// The grid-stride loop: start = ctaid * ntid + tid, stride = nctaid * ntid.
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[CTAID:.*]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK: %[[NTID:.*]] = nvvm.read.ptx.sreg.ntid.x
+// CHECK: %[[NCTAID:.*]] = nvvm.read.ptx.sreg.nctaid.x
+// CHECK: llvm.br ^[[HEAD:bb[0-9]+]](%{{.*}} : i64)
+// CHECK: ^[[HEAD]](%[[CHUNK:.*]]: i64):
+// CHECK: %[[BASE:.*]] = llvm.mul %[[CHUNK]], %{{.*}} : i64
+// CHECK: %[[MORE:.*]] = llvm.icmp "ult" %[[BASE]], %{{.*}} : i64
+// CHECK: llvm.cond_br %[[MORE]], ^{{.*}}, ^[[EXIT:bb[0-9]+]]
+// A full chunk when base + 8 <= 16384, else the tail.
+// CHECK: %[[FULL:.*]] = llvm.icmp "ule"
+// CHECK: llvm.cond_br %[[FULL]], ^[[VEC:bb[0-9]+]], ^[[TAIL:bb[0-9]+]]
+// CHECK: ^[[VEC]]:
+// CHECK: %[[P:.*]] = llvm.getelementptr %[[X]][%[[BASE]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, bf16
+// CHECK: llvm.inline_asm "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
+// CHECK: llvm.bitcast %{{.*}} : vector<4xi32> to vector<8xbf16>
+// CHECK: llvm.getelementptr %[[B]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, bf16
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> bf16
+// sigmoid through the SFU's ex2.
+// CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f"
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// The tail: each of the 8 lanes guarded by its own index < 16384.
+// CHECK: ^[[TAIL]]:
+// CHECK-COUNT-8: llvm.icmp "ult" %{{.*}}, %{{.*}} : i64
+// CHECK: llvm.return
+// PTX: .visible .entry k0_broadcast_cast(
+// PTX: ld.global.v4.u32
+// PTX: ex2.approx.ftz.f32
+// PTX: st.global.v4.b32
+// PTX-NOT: .local
+func.func @silu_bias(%x: tensor<64x256xbf16>, %b: tensor<256xbf16>) -> tensor<64x256xbf16> {
+  %bb = fusec.broadcast %b dims [1] : tensor<256xbf16> -> tensor<64x256xbf16>
+  %0 = fusec.add %x, %bb : tensor<64x256xbf16>
+  %1 = fusec.silu %0 : tensor<64x256xbf16>
+  return %1 : tensor<64x256xbf16>
+}
+
+// One operand read at three indices in the same lane: its own, and through
+// two transposes. Each (value, index) pair is its own memo entry, keyed by the
+// index value itself; the previous code generator keyed by a 32-bit hash of
+// the index's text, which could give two indices one entry (one load for
+// both). Lane 0 of the full chunk has one vector load of %x and two scalar
+// loads at the transposed index, each with its own address.
+// CHECK-LABEL: llvm.func @three_reads(
+// CHECK: llvm.inline_asm "ld.global.v4.u32
+// CHECK: %[[T1:.*]] = llvm.getelementptr %arg0[%[[I1:.*]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK: llvm.load %[[T1]] : !llvm.ptr<1> -> f32
+// CHECK: %[[T2:.*]] = llvm.getelementptr %arg0[%[[I2:.*]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK: llvm.load %[[T2]] : !llvm.ptr<1> -> f32
+func.func @three_reads(%x: tensor<8x8x8xf32>) -> tensor<8x8x8xf32> {
+  %r = fusec.kernel "three_reads" (%x) : (tensor<8x8x8xf32>) -> tensor<8x8x8xf32> {
+  ^bb0(%a: tensor<8x8x8xf32>):
+    %t = fusec.transpose %a perm [1, 0, 2] : tensor<8x8x8xf32> -> tensor<8x8x8xf32>
+    %u = fusec.transpose %a perm [2, 1, 0] : tensor<8x8x8xf32> -> tensor<8x8x8xf32>
+    %0 = fusec.add %a, %t : tensor<8x8x8xf32>
+    %1 = fusec.add %0, %u : tensor<8x8x8xf32>
+    fusec.yield %1 : tensor<8x8x8xf32>
+  }
+  return %r : tensor<8x8x8xf32>
+}
+
+// Float to integer saturates (NaN to 0), as the interpreter does.
+// CHECK-LABEL: llvm.func @k0_cast(
+// CHECK: llvm.call_intrinsic "llvm.fptosi.sat.i32.f32"(%{{.*}}) : (f32) -> i32
+func.func @to_int(%x: tensor<1000xf32>) -> tensor<1000xi32> {
+  %0 = fusec.cast %x : tensor<1000xf32> to tensor<1000xi32>
+  return %0 : tensor<1000xi32>
+}

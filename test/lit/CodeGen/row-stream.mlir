@@ -1,0 +1,51 @@
+// row_stream: rows too long for registers, and reductions over dims apart.
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o /dev/null
+// RUN: %ptxas -arch=sm_90a -v %t/softmax_long.k0_reduce_div.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptxas -arch=sm_90a -v %t/mvn.k0_reduce_mul.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// REQUIRES: ptxas
+// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// f32 softmax over 50304: a warp per row. One loop finds the max and the
+// sum of exp(x - max) together (online softmax: two carried values), lanes 32
+// apart; a butterfly combines both; a last loop writes the outputs.
+// CHECK-LABEL: llvm.func @k0_reduce_div(
+// CHECK: %[[L32:.*]] = llvm.and %{{.*}}, %{{.*}} : i32
+// CHECK: %[[LANE:.*]] = llvm.zext %[[L32]] : i32 to i64
+// The row loop.
+// CHECK: ^{{.*}}(%[[ROW:.*]]: i64):
+// CHECK: llvm.icmp "ult" %[[ROW]]
+// The pass over the row: (column, max, sum).
+// CHECK: llvm.br ^[[PASS:bb[0-9]+]](%[[LANE]], %{{.*}}, %{{.*}} : i64, f32, f32)
+// CHECK: ^[[PASS]](%[[COL:.*]]: i64, %[[MAX:.*]]: f32, %[[SUM:.*]]: f32):
+// CHECK: llvm.icmp "ult" %[[COL]]
+// CHECK: llvm.intr.maximum(%[[MAX]], %{{.*}})
+// CHECK: llvm.inline_asm "ex2.approx.ftz.f32
+// CHECK: %[[NEXT:.*]] = llvm.add %[[COL]], %{{.*}} : i64
+// CHECK: llvm.br ^[[PASS]](%[[NEXT]]
+// CHECK-COUNT-10: nvvm.shfl.sync  bfly
+// The output loop.
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: llvm.return
+func.func @softmax_long(%x: tensor<2x50304xf32>) -> tensor<2x50304xf32> {
+  %0 = fusec.softmax %x dim 1 : tensor<2x50304xf32>
+  return %0 : tensor<2x50304xf32>
+}
+
+// MeanVarianceNormalization's dims 0, 2, 3: a warp per kept position, each
+// element found through its coordinates (divisions by the dims' strides).
+// CHECK-LABEL: llvm.func @k0_reduce_mul(
+// CHECK: llvm.udiv
+// CHECK: llvm.urem
+// CHECK: nvvm.shfl.sync  bfly
+func.func @mvn(%x: tensor<3x5x7x9xf32>) -> tensor<3x5x7x9xf32> {
+  %m = fusec.reduce mean %x dims [0, 2, 3] : tensor<3x5x7x9xf32> -> tensor<5xf32>
+  %mb = fusec.broadcast %m dims [1] : tensor<5xf32> -> tensor<3x5x7x9xf32>
+  %d = fusec.sub %x, %mb : tensor<3x5x7x9xf32>
+  %s = fusec.mul %d, %d : tensor<3x5x7x9xf32>
+  %v = fusec.reduce mean %s dims [0, 2, 3] : tensor<3x5x7x9xf32> -> tensor<5xf32>
+  %vb = fusec.broadcast %v dims [1] : tensor<5xf32> -> tensor<3x5x7x9xf32>
+  %r = fusec.mul %d, %vb : tensor<3x5x7x9xf32>
+  return %r : tensor<3x5x7x9xf32>
+}
