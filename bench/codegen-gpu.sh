@@ -11,18 +11,18 @@ set -uo pipefail
 OUT="${OUT:-$PWD/bench/out}"
 mkdir -p "$OUT"
 D="$PWD/.device"
-[ -f "$D/bin.tar.xz" ] && tar -C "$D" -xJf "$D/bin.tar.xz"
+[ -f "$D/bin.tar.xz" ] && [ ! -x "$D/bin/fusec-run" ] && tar -C "$D" -xJf "$D/bin.tar.xz"
 BIN="$D/bin"
 export LD_LIBRARY_PATH="$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FUSEC_SOURCE_DIR="$PWD"
-export FUSEC_CACHE_DIR="$(mktemp -d)/fusec-cache"
+export FUSEC_CACHE_DIR="${FUSEC_CACHE_DIR:-$(mktemp -d)/fusec-cache}"
 summary="$OUT/summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
-step() { # name, command...
+step() { # name, command... (each under a time limit: a hung kernel must not eat the lease)
   local name=$1; shift
   local start=$(date +%s%N)
-  "$@" > "$OUT/$name.log" 2>&1
+  timeout "${STEP_TIMEOUT:-300}" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   note "$(printf '%-26s rc=%-3s %8d ms' "$name" "$rc" "$(( ($(date +%s%N) - start) / 1000000 ))")"
 }
@@ -84,7 +84,7 @@ for g in layer_norm_7x5000_bf16 softmax_3x50304_bf16 rms_norm_9x1024_bf16 softma
   fi
 done
 step examples examples
-PYTHONUNBUFFERED=1 FUSEC_BIN="$BIN" step memory-bound python3 bench/memory_bound.py
+STEP_TIMEOUT=560 PYTHONUNBUFFERED=1 FUSEC_BIN="$BIN" step memory-bound python3 bench/memory_bound.py
 
 echo
 echo "== generated kernels: correctness and speed"

@@ -78,9 +78,31 @@ def mlir(name, n, dtype):
     return f"func.func @{name}({params}) -> {t} {{\n{body.replace('T', t)}\n}}\n"
 
 
+def before_path(name):
+    """The previous code generator's kernels for a speed graph
+    (MEMORY_BOUND_BEFORE=DIR, staged by bench/stage-before.sh), if staged."""
+    d = os.environ.get("MEMORY_BOUND_BEFORE")
+    p = os.path.join(d, name) if d else None
+    return p if p and os.path.exists(p) else None
+
+
+def speed_graphs():
+    """Every graph the speed section times, as (file name, MLIR text)."""
+    n = 128 << 20
+    out = [(f"{name}_bf16_big.mlir", mlir(name, n, "bf16")) for name in GRAPHS]
+    for shape in ((16384, 8192), (4096, 4096), (32768, 1024)):
+        for name in ROWS:
+            out.append((f"{name}_bf16_{shape[0]}x{shape[1]}.mlir", row_mlir(name, *shape, "bf16")))
+    out.append(("softmax_bf16_8192x50304.mlir", row_mlir("softmax", 8192, 50304, "bf16")))
+    return out
+
+
 def fusec_run(path, *flags, env=None):
-    p = subprocess.run([f"{BIN}/fusec-run", path, "--json", *flags],
-                       capture_output=True, text=True, env=env)
+    try:
+        p = subprocess.run([f"{BIN}/fusec-run", path, "--json", *flags],
+                           capture_output=True, text=True, env=env, timeout=300)
+    except subprocess.TimeoutExpired:
+        return 124, None, f"timed out: {path}"
     try:
         return p.returncode, json.loads(p.stdout), p.stderr
     except json.JSONDecodeError:
@@ -219,15 +241,19 @@ def main():
                     ("fusec_evict_first", dict(os.environ, FUSEC_STREAM_LOAD="evict_first")))
         if os.environ.get("MEMORY_BOUND_VARIANTS", "1") == "0":
             variants = variants[:2]
+        before = before_path(f"{name}_bf16_big.mlir")
+        if before:
+            variants = variants + (("fusec_before", None),)
         for label, env in variants:
-            rc, r, err = fusec_run(path, "--no-check", "--runs=30", "--warmup=5", env=env)
+            rc, r, err = fusec_run(before if label == "fusec_before" else path, "--no-check",
+                                   "--runs=30", "--warmup=5", env=env)
             row[f"{label}_ms"] = r["kernels"][0]["median_ms"] if (rc == 0 and r) else None
             if label == "fusec" and rc == 0 and r:
                 row["strategy"] = r["kernels"][0].get("strategy")
                 row["predicted_ms"] = r["kernels"][0].get("predicted_ms")
             if rc != 0:
                 row[f"{label}_error"] = err[-400:]
-        for k in ("eager", "inductor") + tuple(v[0] for v in variants[:5]):
+        for k in ("eager", "inductor", "fusec_before") + tuple(v[0] for v in variants[:5]):
             ms = row.get(f"{k}_ms")
             row[f"{k}_tbps"] = nbytes / (ms * 1e-3) / 1e12 if ms else None
         results["speed"].append(row)
@@ -249,12 +275,19 @@ def main():
         row = {"graph": name, "n": rows * cols, "shape": [rows, cols], "dtype": "bf16",
                "bytes": nbytes, "copy_tbps": copy_tbps, "eager_ms": eager_ms,
                "inductor_ms": inductor_ms}
-        for label, env in (("fusec", None),
-                           ("fusec_no_hints", dict(os.environ, FUSEC_DISABLE_AGGRESSIVE_PTX="1")),
-                           ("fusec_keep_evict_last", dict(os.environ, FUSEC_KEEP_LOAD="evict_last")),
-                           ("fusec_chunks2", dict(os.environ, FUSEC_ROW_CHUNKS="2")),
-                           ("fusec_chunks8", dict(os.environ, FUSEC_ROW_CHUNKS="8"))):
-            rc, r, err = fusec_run(path, "--no-check", "--runs=30", "--warmup=5", env=env)
+        row_variants = (("fusec", None),
+                        ("fusec_no_hints", dict(os.environ, FUSEC_DISABLE_AGGRESSIVE_PTX="1")),
+                        ("fusec_keep_evict_last", dict(os.environ, FUSEC_KEEP_LOAD="evict_last")),
+                        ("fusec_chunks2", dict(os.environ, FUSEC_ROW_CHUNKS="2")),
+                        ("fusec_chunks8", dict(os.environ, FUSEC_ROW_CHUNKS="8")))
+        if os.environ.get("MEMORY_BOUND_VARIANTS", "1") == "0":
+            row_variants = row_variants[:1]
+        before = before_path(f"{name}_bf16_{rows}x{cols}.mlir")
+        if before:
+            row_variants = row_variants + (("fusec_before", None),)
+        for label, env in row_variants:
+            rc, r, err = fusec_run(before if label == "fusec_before" else path, "--no-check",
+                                   "--runs=30", "--warmup=5", env=env)
             k = r["kernels"][0] if (rc == 0 and r) else {}
             row[f"{label}_ms"] = k.get("median_ms")
             if label == "fusec":
@@ -263,7 +296,7 @@ def main():
             if rc != 0:
                 row[f"{label}_error"] = err[-400:]
         for k in ("eager", "inductor", "fusec", "fusec_no_hints", "fusec_keep_evict_last",
-                  "fusec_chunks2", "fusec_chunks8"):
+                  "fusec_chunks2", "fusec_chunks8", "fusec_before"):
             ms = row.get(f"{k}_ms")
             row[f"{k}_tbps"] = nbytes / (ms * 1e-3) / 1e12 if ms else None
         results["speed"].append(row)
@@ -300,6 +333,19 @@ def main():
         label = r["graph"] + " %dx%d" % tuple(r["shape"])
         print(f"{label:26s} {cell('fusec'):>11s} {cell('fusec_keep_evict_last'):>12s} "
               f"{cell('fusec_chunks2'):>11s} {cell('fusec_chunks8'):>11s}")
+    compared = [r for r in results["speed"] if r.get("fusec_ms") and r.get("fusec_before_ms")]
+    if compared:
+        print(f"\nbefore/after (the same graphs' kernels from the previous code generator, "
+              f"{os.environ.get('MEMORY_BOUND_BEFORE')}, run in this process's GPU session):")
+        print(f"{'graph (bf16)':26s} {'before ms':>10s} {'after ms':>10s} {'after/before':>12s}")
+        worst = 0
+        for r in compared:
+            label = r["graph"] + (" %dx%d" % tuple(r["shape"]) if "shape" in r else " 128M")
+            q = r["fusec_ms"] / r["fusec_before_ms"]
+            worst = max(worst, q)
+            print(f"{label:26s} {r['fusec_before_ms']:10.4f} {r['fusec_ms']:10.4f} {q:12.3f}")
+        results["worst_after_over_before"] = worst
+        print(f"slowest after/before: {worst:.3f} (goal: at most 1.03)")
     if ratios:
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         results["geomean_vs_inductor"] = geo
@@ -309,4 +355,9 @@ def main():
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--write-speed-graphs":
+        os.makedirs(sys.argv[2], exist_ok=True)
+        for name, text in speed_graphs():
+            open(os.path.join(sys.argv[2], name), "w").write(text)
+        sys.exit(0)
     sys.exit(main())

@@ -139,9 +139,21 @@ absl::Status build(KernelOp kernel, const PtxOptions &options, ModuleOp module) 
     if (auto st = expect(shape.kind == Kind::Columns); !st.ok())
       return st;
     return emitColumns(in);
-  case Strategy::matmul_wgmma:
+  case Strategy::matmul_wgmma: {
+    if (options.arch != "sm_90a")
+      return absl::InvalidArgumentError(
+          "fusec codegen: matmul_wgmma needs sm_90a (re-plan the kernel for " + options.arch + ")");
+    auto maps = emitMatmulWgmma(in);
+    if (!maps.ok())
+      return maps.status();
+    // The JIT encodes these descriptors and passes their table last.
+    kernel->setAttr("fusec.tensor_maps",
+                    ArrayAttr::get(kernel.getContext(),
+                                   SmallVector<Attribute>(maps->begin(), maps->end())));
+    return absl::OkStatus();
+  }
   case Strategy::matmul_tcgen05:
-    return unimplemented(kernel, "tensor-core matmul is not generated yet");
+    return unimplemented(kernel, "tcgen05 matmul is not generated yet");
   }
   return absl::InternalError("unknown strategy");
 }

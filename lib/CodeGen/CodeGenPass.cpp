@@ -113,6 +113,21 @@ public:
         kernel->setAttr("fusec.launch", planLaunch(kernel, *loaded, plan));
       }
       auto launch = kernel->getAttrOfType<LaunchAttr>("fusec.launch");
+      if (!strategyRunsOn(launch.getStrategy(), options.arch)) {
+        // A plan made for another architecture's matrix units: plan again
+        // for this one.
+        PlanOptions plan;
+        plan.rowChunks = options.rowChunks;
+        plan.arch = options.arch;
+        LaunchAttr replanned = planLaunch(kernel, *loaded, plan);
+        if (remarks)
+          emitRemark(kernel.getLoc())
+              << "re-planned for " << options.arch << ": "
+              << stringifyStrategy(launch.getStrategy()) << " runs on another architecture; "
+              << stringifyStrategy(replanned.getStrategy()) << " instead";
+        kernel->setAttr("fusec.launch", replanned);
+        launch = replanned;
+      }
       if (emit == "llvm") {
         auto module = buildKernelModule(kernel, options);
         if (!module.ok()) {
@@ -138,6 +153,9 @@ public:
       kernel->setAttr("fusec.grid", b.getDenseI64ArrayAttr({launch.getGrid()}));
       kernel->setAttr("fusec.block", b.getDenseI64ArrayAttr({launch.getBlock()}));
       kernel->setAttr("fusec.strategy", StrategyAttr::get(&getContext(), launch.getStrategy()));
+      if (launch.getStrategy() == Strategy::matmul_wgmma ||
+          launch.getStrategy() == Strategy::matmul_tcgen05)
+        kernel->setAttr("fusec.shared", b.getI64IntegerAttr(launch.getSmem()));
       if (remarks)
         emitRemark(kernel.getLoc())
             << "generated '" << g->entry << "' for " << arch << ": "

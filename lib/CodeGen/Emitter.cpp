@@ -251,8 +251,9 @@ KernelEmitter::KernelEmitter(KernelOp kernel, LaunchAttr launch, const PtxOption
 
 KernelEmitter::~KernelEmitter() = default;
 
-void KernelEmitter::beginFunction(ArrayRef<NamedAttribute> attrs) {
-  unsigned n = body.getNumArguments() + body.getTerminator()->getNumOperands();
+void KernelEmitter::beginFunction(ArrayRef<NamedAttribute> attrs, unsigned extra) {
+  unsigned io = body.getNumArguments() + body.getTerminator()->getNumOperands();
+  unsigned n = io + extra;
   SmallVector<Type> params(n, e.globalPtr);
   auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(e.ctx), params);
   SmallVector<NamedAttribute> all(attrs.begin(), attrs.end());
@@ -265,7 +266,8 @@ void KernelEmitter::beginFunction(ArrayRef<NamedAttribute> attrs) {
   Block *entryBlock = func.addEntryBlock(builder);
   builder.setInsertionPointToStart(entryBlock);
   for (unsigned i = 0; i < n; ++i)
-    (i < body.getNumArguments() ? argPtrs : outPtrs).push_back(func.getArgument(i));
+    (i < body.getNumArguments() ? argPtrs : i < io ? outPtrs : extraPtrs)
+        .push_back(func.getArgument(i));
 }
 
 Value KernelEmitter::toCompute(Value raw, const ElemTypes &t) {

@@ -251,9 +251,10 @@ protected:
   virtual absl::StatusOr<mlir::Value> matmul(MatmulOp op, mlir::Value index, int lane);
 
   // Building blocks.
-  /// Creates the llvm.func (operands, then results, as noalias global
-  /// pointers) with `attrs` and sets the insertion point in its entry block.
-  void beginFunction(llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  /// Creates the llvm.func (operands, then results, then `extra` more, as
+  /// noalias global pointers) with `attrs` and sets the insertion point in
+  /// its entry block; the extra parameters land in extraPtrs.
+  void beginFunction(llvm::ArrayRef<mlir::NamedAttribute> attrs = {}, unsigned extra = 0);
   /// Scalar load of `arg` at a flat index, in the compute type.
   mlir::Value load(mlir::BlockArgument arg, mlir::Value index);
   /// Stores `value` (compute type) into result `i` at `index`.
@@ -306,7 +307,7 @@ protected:
   Emitter e;
   mlir::LLVM::LLVMFuncOp func;
   std::string entry;
-  llvm::SmallVector<mlir::Value> argPtrs, outPtrs;
+  llvm::SmallVector<mlir::Value> argPtrs, outPtrs, extraPtrs;
   /// The iteration domain: the shape every full-shape value has.
   llvm::SmallVector<int64_t> domain;
 

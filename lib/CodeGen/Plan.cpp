@@ -17,11 +17,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Matmul.h"
 #include "fusec/CodeGen/LaunchPlan.h"
 #include "fusec/CodeGen/RowPlan.h"
 #include "fusec/Target/Target.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
 
@@ -80,6 +82,102 @@ KernelShape analyzeKernel(KernelOp kernel) {
   if (s.matmul)
     s.kind = KernelShape::Kind::Matmul;
   return s;
+}
+
+namespace codegen {
+
+std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
+                                          std::string *why) {
+  auto refuse = [&](const std::string &reason) -> std::optional<MatmulLayout> {
+    if (why)
+      *why = reason;
+    return std::nullopt;
+  };
+  if (s.kind != KernelShape::Kind::Matmul || !s.matmul)
+    return refuse("not a matmul kernel");
+  int matmuls = 0;
+  kernel.getBody().walk([&](MatmulOp) { ++matmuls; });
+  if (matmuls != 1)
+    return refuse("more than one matmul in the kernel");
+  MatmulLayout l;
+  l.op = s.matmul;
+  l.lhs = dyn_cast<BlockArgument>(l.op.getLhs());
+  l.rhs = dyn_cast<BlockArgument>(l.op.getRhs());
+  if (!l.lhs || !l.rhs)
+    return refuse("an operand is computed inside the kernel (TMA reads operands from memory)");
+  Type a = getElementTypeOrSelf(l.lhs.getType()), b = getElementTypeOrSelf(l.rhs.getType());
+  if (a != b || !(a.isBF16() || a.isF16()))
+    return refuse("operands are not both bf16 or both f16");
+  l.element = a;
+  auto out = cast<RankedTensorType>(l.op.getType());
+  if (!isa<FloatType>(out.getElementType()))
+    return refuse("an integer result");
+  if (out.getShape() != ArrayRef<int64_t>(s.domain))
+    return refuse("the kernel's outputs are not the matmul's shape");
+  // The epilogue: everything computed from the matmul's result is
+  // elementwise at the result's own index.
+  llvm::SmallPtrSet<Operation *, 16> dependent;
+  dependent.insert(l.op);
+  for (Operation &op : kernel.getBody().front()) {
+    if (&op == l.op.getOperation() || isa<YieldOp>(op))
+      continue;
+    bool uses = llvm::any_of(op.getOperands(), [&](Value v) {
+      return v.getDefiningOp() && dependent.contains(v.getDefiningOp());
+    });
+    if (!uses)
+      continue;
+    if (!isa<CastOp, CompareOp, SelectOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, AndOp,
+             OrOp, NotOp, NegOp, AbsOp, SignOp, FloorOp, CeilOp, ExpOp, Exp2Op, LogOp, TanhOp,
+             ErfOp, SigmoidOp, RsqrtOp, SqrtOp>(op))
+      return refuse("'" + op.getName().getStringRef().str() +
+                    "' reads the matmul's result at another index");
+    dependent.insert(&op);
+  }
+  auto lhs = cast<RankedTensorType>(l.lhs.getType()).getShape();
+  auto rhs = cast<RankedTensorType>(l.rhs.getType()).getShape();
+  l.transposeLhs = l.op.getTransposeLhs();
+  l.transposeRhs = l.op.getTransposeRhs();
+  l.m = out.getDimSize(out.getRank() - 2);
+  l.n = out.getDimSize(out.getRank() - 1);
+  l.k = l.transposeLhs ? lhs[lhs.size() - 2] : lhs.back();
+  l.batch.assign(out.getShape().begin(), out.getShape().end() - 2);
+  l.lhsBatch.assign(lhs.begin(), lhs.end() - 2);
+  l.rhsBatch.assign(rhs.begin(), rhs.end() - 2);
+  if (l.batch.size() > 3 || l.lhsBatch.size() > 3 || l.rhsBatch.size() > 3)
+    return refuse("more than 3 batch dims (a tensor map has at most 5)");
+  if (l.m < 1 || l.n < 1 || l.k < 1)
+    return refuse("an empty matmul");
+  // TMA: every stride a multiple of 16 bytes (the inner dims' extents times
+  // 2 bytes), coordinates within int32.
+  int64_t lhsInner = l.transposeLhs ? l.m : l.k, rhsInner = l.transposeRhs ? l.k : l.n;
+  if ((lhsInner * 2) % 16 || (rhsInner * 2) % 16)
+    return refuse("an operand's rows are not a multiple of 16 bytes (TMA strides)");
+  if (l.m >= (int64_t(1) << 31) || l.n >= (int64_t(1) << 31) || l.k >= (int64_t(1) << 31))
+    return refuse("a dim past 2^31");
+  return l;
+}
+
+WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes) {
+  WgmmaTile t;
+  int64_t tilesM = ceilDiv(l.m, t.m);
+  auto tiles = [&](int64_t bn) { return tilesM * ceilDiv(l.n, bn) * l.batchCount(); };
+  // 128 x 256: each consumer warpgroup holds a 64 x 256 f32 accumulator
+  // (128 registers a thread). Narrow outputs, or too few tiles to fill the
+  // SMs, take 128 columns.
+  t.n = l.n <= 128 || tiles(256) < sms ? 128 : 256;
+  int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024;
+  t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
+  return t;
+}
+
+} // namespace codegen
+
+bool strategyRunsOn(Strategy strategy, const std::string &arch) {
+  if (strategy == Strategy::matmul_wgmma)
+    return arch == "sm_90a";
+  if (strategy == Strategy::matmul_tcgen05)
+    return arch == "sm_100a";
+  return true;
 }
 
 LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &options) {
@@ -145,7 +243,20 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
                            vector, 1, 0, {}, 0, 1, 2 * reductions * 256 * vector * 8,
                            regs(vector));
   }
-  case KernelShape::Kind::Matmul:
+  case KernelShape::Kind::Matmul: {
+    // Tensor cores (wgmma) on sm_90a where the operands fit TMA; else the
+    // SIMT fallback below.
+    std::string arch = options.arch.empty() ? target.arch() : options.arch;
+    if (arch == "sm_90a")
+      if (auto l = codegen::analyzeMatmul(kernel, s)) {
+        int64_t smemPerSm = static_cast<int64_t>(target.value("smem_kib_per_sm") * 1024);
+        codegen::WgmmaTile t = codegen::chooseWgmmaTile(*l, sms, smemPerSm > 0 ? smemPerSm : 232448);
+        int64_t tiles = ceilDiv(l->m, t.m) * ceilDiv(l->n, t.n) * l->batchCount();
+        return LaunchAttr::get(ctx, Strategy::matmul_wgmma, std::min(tiles, sms), 384, 1, 1, 0,
+                               {t.m, t.n, t.k}, t.stages, 1, codegen::wgmmaSharedBytes(t), 232);
+      }
+    [[fallthrough]];
+  }
   case KernelShape::Kind::Elementwise: {
     int64_t elements = 1;
     for (int64_t d : s.domain)

@@ -19,7 +19,11 @@
 #include "Emitter.h"
 
 #include "absl/strings/str_cat.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -117,6 +121,19 @@ absl::StatusOr<std::string> translateToPtx(ModuleOp module, const std::string &a
     });
     if (failed(verify(module)))
       return absl::InternalError("fusec codegen built invalid LLVM-dialect IR: " + diagnostics);
+  }
+  // NVVM ops without an LLVM intrinsic (wgmma.mma_async, mbarrier waits,
+  // TMA with options) become the inline PTX MLIR writes for them.
+  {
+    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+      llvm::raw_string_ostream os(diagnostics);
+      os << d.getLocation() << ": " << d << "\n";
+      return success();
+    });
+    PassManager pm(module.getContext());
+    pm.addPass(createConvertNVVMToLLVMPass());
+    if (failed(pm.run(module)))
+      return absl::InternalError("NVVM to LLVM conversion failed: " + diagnostics);
   }
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule;

@@ -178,10 +178,17 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
     if (!maps || !llvm::all_of(maps, [](Attribute a) { return isa<TensorMapAttr>(a); }))
       return op->emitError() << "'fusec.tensor_maps' must be an array of #fusec.tensor_map<...>";
     int64_t slots = kernel.getInputs().size() + kernel.getNumResults();
-    for (Attribute a : maps)
-      if (cast<TensorMapAttr>(a).getSlot() >= slots)
-        return op->emitError() << "a tensor map names slot " << cast<TensorMapAttr>(a).getSlot()
+    for (Attribute a : maps) {
+      auto m = cast<TensorMapAttr>(a);
+      if (m.getSlot() >= slots)
+        return op->emitError() << "a tensor map names slot " << m.getSlot()
                                << " of a kernel with " << slots << " operands and results";
+      // Built ones too (a parsed one was checked when parsed).
+      if (failed(TensorMapAttr::verify([&] { return op->emitError(); }, m.getSlot(),
+                                       m.getElementBytes(), m.getDims(), m.getStrides(),
+                                       m.getBox(), m.getSwizzle())))
+        return failure();
+    }
     return success();
   }
   if (name == "fusec.matmul_epilogue") {

@@ -45,8 +45,19 @@ struct Step {
   rt::Kernel kernel;
   rt::Dim3 grid, block;
   unsigned sharedBytes = 0;
-  std::vector<int> slots; // operands, then results
+  std::vector<int> slots; // operands, then results (then the tensor-map table)
   std::optional<rt::AttentionArgs> attention;
+  /// TMA kernels: a descriptor per entry of fusec.tensor_maps over the
+  /// address of its slot, encoded into `host` and copied to the table (the
+  /// kernel's last parameter) whenever those addresses change.
+  struct Map {
+    int slot;
+    rt::TensorMapSpec spec;
+  };
+  std::vector<Map> maps;
+  int tableSlot = -1;
+  std::vector<uint64_t> encodedFor;
+  std::shared_ptr<std::vector<uint8_t>> host;
 };
 
 
@@ -99,6 +110,24 @@ absl::StatusOr<rt::AttentionArgs> attentionArgs(AttentionOp op) {
   if (auto st = rt::validateAttention(a); !st.ok())
     return absl::UnimplementedError(absl::StrCat(where(op), ": ", st.message()));
   return a;
+}
+
+/// The tensor maps a kernel asks for (fusec.tensor_maps).
+std::vector<Step::Map> tensorMaps(KernelOp op) {
+  std::vector<Step::Map> maps;
+  if (auto attr = op->getAttrOfType<ArrayAttr>("fusec.tensor_maps"))
+    for (Attribute a : attr) {
+      auto m = cast<TensorMapAttr>(a);
+      Step::Map map;
+      map.slot = static_cast<int>(m.getSlot());
+      map.spec.elementBytes = static_cast<int>(m.getElementBytes());
+      map.spec.dims.assign(m.getDims().begin(), m.getDims().end());
+      map.spec.strides.assign(m.getStrides().begin(), m.getStrides().end());
+      map.spec.box.assign(m.getBox().begin(), m.getBox().end());
+      map.spec.swizzleBytes = static_cast<int>(m.getSwizzle());
+      maps.push_back(std::move(map));
+    }
+  return maps;
 }
 
 absl::StatusOr<rt::Dim3> dim3Attr(KernelOp op, StringRef name) {
@@ -202,16 +231,46 @@ struct Executable::Impl {
         a.o = pointers[s.slots[3]];
         if (auto st = rt::attentionForward(a, stream); !st.ok())
           return st;
-      } else if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream,
-                                           args[i].data());
-                 !st.ok()) {
-        return st;
+      } else {
+        if (!s.maps.empty())
+          if (auto st = encodeMaps(const_cast<Step &>(s), stream); !st.ok())
+            return st;
+        if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream, args[i].data());
+            !st.ok())
+          return st;
       }
       if (events)
         if (auto st = (*events)[i + 1].record(stream); !st.ok())
           return st;
     }
     return copyOutputs(in, out, stream);
+  }
+
+  /// Encodes a TMA kernel's descriptors for the buffers bound now and copies
+  /// them to its table, unless they are the ones encoded last time.
+  absl::Status encodeMaps(Step &s, const rt::Stream &stream) {
+    std::vector<uint64_t> addresses;
+    for (const Step::Map &m : s.maps)
+      addresses.push_back(pointers[s.slots[m.slot]]);
+    if (addresses == s.encodedFor)
+      return absl::OkStatus();
+    // CUtensorMap is 64-byte aligned: the host copy starts at an aligned
+    // offset of its vector.
+    if (!s.host)
+      s.host = std::make_shared<std::vector<uint8_t>>(128 * s.maps.size() + 64);
+    uint8_t *base = s.host->data();
+    base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
+    for (size_t i = 0; i < s.maps.size(); ++i)
+      if (auto st = rt::encodeTensorMap(s.maps[i].spec, addresses[i], base + 128 * i); !st.ok())
+        return st;
+    // From pageable memory the copy is staged before it returns, so the
+    // host bytes may change afterwards.
+    if (auto st = owned[s.tableSlot].copyFromHost(base, 128 * s.maps.size(),
+                                                   const_cast<rt::Stream *>(&stream));
+        !st.ok())
+      return st;
+    s.encodedFor = std::move(addresses);
+    return absl::OkStatus();
   }
 
   absl::Status copyOutputs(absl::Span<const rt::DeviceBuffer *const> in,
@@ -611,6 +670,15 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
       }
       slotOf[r] = slot;
       step.slots.push_back(slot);
+    }
+    step.maps = tensorMaps(kernel);
+    if (!step.maps.empty()) {
+      auto table = rt::DeviceBuffer::allocate(128 * static_cast<int64_t>(step.maps.size()));
+      if (!table.ok())
+        return table.status();
+      exec->owned.push_back(std::move(*table));
+      step.tableSlot = static_cast<int>(exec->owned.size() - 1);
+      step.slots.push_back(step.tableSlot);
     }
     exec->modules.push_back(std::move(*module));
     exec->steps.push_back(std::move(step));

@@ -275,8 +275,17 @@ std::optional<Group> Fuser::tryMerge(const Group &a, const Group &b,
   if (a.hasMatmul || b.hasMatmul) {
     const Group &mm = a.hasMatmul ? a : b;
     const Group &epi = a.hasMatmul ? b : a;
-    if (!vertical || epi.hasReduce || mm.hasReduce || &mm != &a)
+    if (!vertical || epi.hasReduce || mm.hasReduce)
       return std::nullopt;
+    if (&mm != &a) {
+      // A producer of the epilogue's other inputs (a bias broadcast to the
+      // result's shape) joins it; one of the matmul's operands does not.
+      for (int oi : mm.ops)
+        if (auto matmul = dyn_cast<MatmulOp>(ops[oi]))
+          for (Value v : epi.outputs)
+            if (v == matmul.getLhs() || v == matmul.getRhs())
+              return std::nullopt;
+    }
     if (epi.domain != mm.domain)
       return std::nullopt;
   }

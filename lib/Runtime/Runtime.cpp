@@ -55,6 +55,8 @@ namespace {
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \
   X(cuLaunchKernel)                                                            \
+  X(cuFuncSetAttribute)                                                        \
+  X(cuTensorMapEncodeTiled)                                                    \
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
@@ -474,6 +476,16 @@ absl::Status Kernel::launch(Dim3 grid, Dim3 block, unsigned sharedBytes,
   FUSEC_ASSIGN_DRIVER(d);
   if (!function)
     return absl::FailedPreconditionError("launch of an empty Kernel");
+  // Above 48 KiB a kernel opts in to its dynamic shared memory, once.
+  if (sharedBytes > 48 * 1024 && sharedBytes > *optedInShared) {
+    FUSEC_CU(d,
+             cuFuncSetAttribute(static_cast<CUfunction>(function),
+                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                static_cast<int>(sharedBytes)),
+             absl::StrCat("cuFuncSetAttribute('", entry, "', max dynamic shared memory ",
+                          sharedBytes, " bytes)"));
+    *optedInShared = sharedBytes;
+  }
   FUSEC_CU(d,
            cuLaunchKernel(static_cast<CUfunction>(function), grid.x, grid.y,
                           grid.z, block.x, block.y, block.z, sharedBytes,
@@ -481,6 +493,54 @@ absl::Status Kernel::launch(Dim3 grid, Dim3 block, unsigned sharedBytes,
            absl::StrCat("cuLaunchKernel('", entry, "', grid ", grid.x, "x",
                         grid.y, "x", grid.z, ", block ", block.x, "x", block.y,
                         "x", block.z, ")"));
+  return absl::OkStatus();
+}
+
+absl::Status encodeTensorMap(const TensorMapSpec &spec, uint64_t address, void *out) {
+  FUSEC_ASSIGN_DRIVER(d);
+  size_t rank = spec.dims.size();
+  if (rank < 1 || rank > 5 || spec.strides.size() + 1 != rank || spec.box.size() != rank)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor map: ", rank, " dims, ", spec.strides.size(), " strides, ", spec.box.size(),
+        " box sizes (1 to 5 dims, one stride fewer)"));
+  CUtensorMapDataType type;
+  switch (spec.elementBytes) {
+  case 1: type = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;
+  case 2: type = CU_TENSOR_MAP_DATA_TYPE_UINT16; break;
+  case 4: type = CU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+  case 8: type = CU_TENSOR_MAP_DATA_TYPE_UINT64; break;
+  default:
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor map: element of ", spec.elementBytes, " bytes"));
+  }
+  CUtensorMapSwizzle swizzle;
+  switch (spec.swizzleBytes) {
+  case 0: swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; break;
+  case 32: swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
+  case 64: swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
+  case 128: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
+  default:
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor map: swizzle of ", spec.swizzleBytes, " bytes"));
+  }
+  cuuint64_t dims[5], strides[4];
+  cuuint32_t box[5], elementStrides[5];
+  for (size_t i = 0; i < rank; ++i) {
+    dims[i] = spec.dims[i];
+    box[i] = spec.box[i];
+    elementStrides[i] = 1;
+    if (i + 1 < rank)
+      strides[i] = spec.strides[i];
+  }
+  FUSEC_CU(d,
+           cuTensorMapEncodeTiled(static_cast<CUtensorMap *>(out), type,
+                                  static_cast<cuuint32_t>(rank),
+                                  reinterpret_cast<void *>(address), dims, strides, box,
+                                  elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+           absl::StrCat("cuTensorMapEncodeTiled(", rank, " dims of ", spec.elementBytes,
+                        "-byte elements at 0x", absl::Hex(address), ")"));
   return absl::OkStatus();
 }
 

@@ -57,6 +57,10 @@ struct KernelShape {
 /// refuses what it cannot build).
 KernelShape analyzeKernel(KernelOp kernel);
 
+/// Whether code generation for `arch` builds `strategy` (the tensor-core
+/// strategies are architecture-specific).
+bool strategyRunsOn(Strategy strategy, const std::string &arch);
+
 /// The launch plan of `kernel` on `target`.
 LaunchAttr planLaunch(KernelOp kernel, const Target &target,
                       const PlanOptions &options = {});

@@ -18,7 +18,9 @@
 #include "absl/strings/string_view.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace fusec::rt {
 
@@ -110,10 +112,29 @@ public:
 
 private:
   friend class Module;
-  Kernel(void *f, std::string name) : function(f), entry(std::move(name)) {}
+  Kernel(void *f, std::string name)
+      : function(f), entry(std::move(name)), optedInShared(std::make_shared<unsigned>(0)) {}
   void *function = nullptr;
   std::string entry;
+  /// The dynamic shared memory this function was allowed (above 48 KiB a
+  /// kernel must opt in; launch does it once), shared by copies.
+  std::shared_ptr<unsigned> optedInShared = std::make_shared<unsigned>(0);
 };
+
+/// A TMA descriptor's shape (cuTensorMapEncodeTiled): dims in elements and
+/// strides in bytes (dims 1 and up), innermost first; the box a copy moves;
+/// the shared-memory swizzle in bytes (0, 32, 64, 128). Out-of-bounds
+/// elements read as zero and are not written.
+struct TensorMapSpec {
+  int elementBytes = 2;
+  std::vector<uint64_t> dims, strides;
+  std::vector<uint32_t> box;
+  int swizzleBytes = 128;
+};
+
+/// Encodes the 128-byte CUtensorMap of `spec` over device address `address`
+/// into `out` (64-byte aligned). Needs the driver (no GPU work).
+absl::Status encodeTensorMap(const TensorMapSpec &spec, uint64_t address, void *out);
 
 /// A loaded module. Move-only; unloaded with the object.
 class Module {

@@ -34,6 +34,8 @@ absl::Status emitRowsInRegisters(const StrategyInput &in);
 absl::Status emitRowStream(const StrategyInput &in);
 /// column (Columns.cpp).
 absl::Status emitColumns(const StrategyInput &in);
+/// matmul_wgmma (MatmulWgmma.cpp); returns the tensor maps of its table.
+absl::StatusOr<llvm::SmallVector<TensorMapAttr>> emitMatmulWgmma(const StrategyInput &in);
 
 /// The grid-stride loop over 16-byte chunks that elementwise, movement and
 /// SIMT matmul kernels share: a full chunk loads each full-shape operand with

@@ -264,6 +264,62 @@ TEST(Jit, RunsAGeneratedKernel) {
   }
 }
 
+TEST(Jit, RunsATensorCoreMatmulAndReencodesItsTensorMaps) {
+  REQUIRE_GPU();
+  rt::DeviceInfo info = *rt::deviceInfo();
+  if (info.computeMajor != 9)
+    GTEST_SKIP() << "matmul_wgmma needs sm_90a; this GPU is " << info.arch();
+  // Ragged M and N (TMA bounds), K over several stages, a bias and relu
+  // fused: bf16 in, f32 out; then the same executable on other buffers (its
+  // tensor maps must follow the new addresses).
+  const int64_t m = 200, n = 264, k = 520;
+  auto jit = Jit::create(freshOptions("wgmma"));
+  ASSERT_TRUE(jit.ok());
+  auto exec = (*jit)->compile(R"mlir(
+    func.func @f(%a: tensor<200x520xbf16>, %b: tensor<520x264xbf16>, %c: tensor<264xf32>) -> tensor<200x264xf32> {
+      %0 = fusec.matmul %a, %b : (tensor<200x520xbf16>, tensor<520x264xbf16>) -> tensor<200x264xf32>
+      %cb = fusec.broadcast %c dims [1] : tensor<264xf32> -> tensor<200x264xf32>
+      %1 = fusec.add %0, %cb : tensor<200x264xf32>
+      %z = fusec.constant dense<0.0> : tensor<200x264xf32>
+      %2 = fusec.max %1, %z : tensor<200x264xf32>
+      return %2 : tensor<200x264xf32>
+    })mlir");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  ASSERT_EQ((*exec)->kernels().size(), 1u);
+  EXPECT_EQ((*exec)->kernels()[0].strategy, "matmul_wgmma");
+  auto stream = rt::Stream::create();
+  ASSERT_TRUE(stream.ok());
+  for (int round = 0; round < 2; ++round) {
+    HostTensor a = randomTensor(DType::BF16, {m, k}, 10 + round);
+    HostTensor b = randomTensor(DType::BF16, {k, n}, 20 + round);
+    HostTensor c = randomTensor(DType::F32, {n}, 30 + round);
+    std::vector<rt::DeviceBuffer> bufs;
+    for (const HostTensor *t : {&a, &b, &c}) {
+      std::string bytes = toDeviceBytes(*t);
+      auto buf = rt::DeviceBuffer::allocate(bytes.size());
+      ASSERT_TRUE(buf.ok() && buf->copyFromHost(bytes.data(), bytes.size()).ok());
+      bufs.push_back(std::move(*buf));
+    }
+    auto out = rt::DeviceBuffer::allocate(m * n * 4);
+    ASSERT_TRUE(out.ok() && out->fill(0xFF).ok());
+    ASSERT_TRUE((*exec)->run({&bufs[0], &bufs[1], &bufs[2]}, {&*out}, *stream).ok());
+    ASSERT_TRUE(stream->synchronize().ok());
+    std::string bytes(m * n * 4, '\0');
+    ASSERT_TRUE(out->copyToHost(bytes.data(), bytes.size()).ok());
+    auto got = fromDeviceBytes(DType::F32, {m, n}, bytes);
+    ASSERT_TRUE(got.ok());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = c.data[j];
+        for (int64_t x = 0; x < k; ++x)
+          want += a.data[i * k + x] * b.data[x * n + j];
+        want = std::max(want, 0.0);
+        ASSERT_NEAR(got->data[i * n + j], want, 1e-3 + 1e-4 * std::fabs(want))
+            << "round " << round << " at " << i << ", " << j;
+      }
+  }
+}
+
 TEST(Jit, RunsTheAttentionIntrinsic) {
   REQUIRE_GPU();
   if (absl::Status st = rt::attentionAvailable(); !st.ok())

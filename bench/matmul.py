@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Tensor-core matmuls on the GPU: fusec's generated kernels (matmul_wgmma on
+sm_90a) against cuBLAS through torch and TorchInductor, in one run.
+
+Runs on the GPU machine from the repository root with the static fusec-run
+in $FUSEC_BIN (bench/matmul-gpu.sh stages and calls it):
+
+1. correctness, small: fusec-run (JIT: pipeline + code generation) against
+   the reference interpreter (f64) on fresh random inputs, over ragged M, N
+   and K, transposed operands, batches, bf16/f16 in, bf16/f16/f32 out, and
+   every epilogue kind; shapes TMA cannot take (rows not a multiple of 16
+   bytes) check the SIMT fallback.
+2. correctness, large: fusec-run --output-dir writes its random inputs and
+   results; torch recomputes the product in f32 on the GPU and the relative
+   L2 error must stay under 1e-2 (bf16 outputs) -- no interpreter at 8192^3.
+3. speed: the kernel's median time (fusec-run, CUDA events) and cuBLAS's
+   (torch.matmul, CUDA events, median), interleaved: cuBLAS, fusec, cuBLAS,
+   fusec on each shape; gelu(x W + b) against the bare matmul and against
+   torch.compile; SM clocks logged before and after.
+
+Writes $OUT/matmul.json and prints a table last. Env: MATMUL_SPEED=0 skips
+speed; MATMUL_CORRECTNESS=0 skips correctness; MATMUL_QUICK=1 runs fewer cases.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("FUSEC_BIN", ".device/bin")
+OUT = os.environ.get("OUT", "bench/out")
+QUICK = os.environ.get("MATMUL_QUICK", "0") == "1"
+
+EPILOGUES = ("none", "bias", "bias_gelu", "silu", "scale", "residual", "relu")
+
+
+def mlir(m, n, k, batch=(), rhs_batch=True, tl=False, tr=False, dt="bf16", out=None,
+         epilogue="none"):
+    """A function @mm: matmul of [batch, M, K] (or [batch, K, M] with tl) by
+    [batch?, K, N] (or [.., N, K] with tr), then the epilogue."""
+    out = out or dt
+    b = "".join(f"{d}x" for d in batch)
+    rb = b if rhs_batch else ""
+    a_t = f"tensor<{b}{k}x{m}x{dt}>" if tl else f"tensor<{b}{m}x{k}x{dt}>"
+    b_t = f"tensor<{rb}{n}x{k}x{dt}>" if tr else f"tensor<{rb}{k}x{n}x{dt}>"
+    o_t = f"tensor<{b}{m}x{n}x{out}>"
+    v_t = f"tensor<{n}x{out}>"
+    params = [f"%a: {a_t}", f"%b: {b_t}"]
+    attrs = []
+    if tl:
+        attrs.append("transpose_lhs")
+    if tr:
+        attrs.append("transpose_rhs")
+    attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
+    lines = [f"  %mm = fusec.matmul %a, %b{attr} : ({a_t}, {b_t}) -> {o_t}"]
+    last = "%mm"
+    rank = len(batch) + 2
+    if epilogue in ("bias", "bias_gelu"):
+        params.append(f"%bias: {v_t}")
+        lines.append(f"  %bb = fusec.broadcast %bias dims [{rank - 1}] : {v_t} -> {o_t}")
+        lines.append(f"  %e0 = fusec.add %mm, %bb : {o_t}")
+        last = "%e0"
+        if epilogue == "bias_gelu":
+            lines.append(f"  %e1 = fusec.gelu %e0 : {o_t}")
+            last = "%e1"
+    elif epilogue == "silu":
+        lines.append(f"  %e0 = fusec.silu %mm : {o_t}")
+        last = "%e0"
+    elif epilogue == "scale":
+        lines.append(f"  %c = fusec.constant dense<0.125> : {o_t}")
+        lines.append(f"  %e0 = fusec.mul %mm, %c : {o_t}")
+        last = "%e0"
+    elif epilogue == "residual":
+        params.append(f"%r: {o_t}")
+        lines.append(f"  %e0 = fusec.add %mm, %r : {o_t}")
+        last = "%e0"
+    elif epilogue == "relu":
+        lines.append(f"  %z = fusec.constant dense<0.0> : {o_t}")
+        lines.append(f"  %e0 = fusec.max %mm, %z : {o_t}")
+        last = "%e0"
+    lines.append(f"  return {last} : {o_t}")
+    return f"func.func @mm({', '.join(params)}) -> {o_t} {{\n" + "\n".join(lines) + "\n}\n"
+
+
+def fusec_run(path, *flags, timeout=180):
+    try:
+        p = subprocess.run([f"{BIN}/fusec-run", path, "--json", *flags], capture_output=True,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 124, None, f"timed out after {timeout} s: {path}"
+    try:
+        return p.returncode, json.loads(p.stdout), p.stderr
+    except json.JSONDecodeError:
+        return p.returncode, None, p.stdout + p.stderr
+
+
+def small_cases():
+    cases = []
+    # (M, N, K): aligned, ragged (TMA bounds), and unaligned rows (SIMT).
+    shapes = [(128, 128, 64), (256, 512, 128), (1, 128, 64), (17, 24, 40), (127, 136, 72),
+              (200, 520, 264), (129, 264, 8), (64, 1000, 1000), (300, 256, 4104)]
+    if not QUICK:
+        shapes += [(513, 520, 136), (16, 4096, 256), (1000, 72, 520)]
+    for m, n, k in shapes:
+        cases.append(dict(m=m, n=n, k=k))
+    for tl, tr in ((False, True), (True, False), (True, True)):
+        cases.append(dict(m=200, n=264, k=136, tl=tl, tr=tr))
+        cases.append(dict(m=17, n=136, k=40, tl=tl, tr=tr, dt="f16"))
+    cases.append(dict(m=100, n=72, k=64, batch=(3,), rhs_batch=False))
+    cases.append(dict(m=100, n=72, k=64, batch=(6,)))
+    cases.append(dict(m=65, n=136, k=72, batch=(2, 3), tr=True))
+    cases.append(dict(m=200, n=264, k=136, out="f32"))
+    cases.append(dict(m=200, n=264, k=136, dt="f16"))
+    for ep in EPILOGUES[1:]:
+        cases.append(dict(m=150, n=264, k=200, epilogue=ep))
+    cases.append(dict(m=150, n=264, k=200, epilogue="bias_gelu", tr=True, dt="f16"))
+    # Rows not a multiple of 16 bytes: the SIMT fallback, still correct.
+    cases.append(dict(m=33, n=17, k=17))
+    cases.append(dict(m=5, n=7, k=9, tr=True))
+    return cases
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    tmp = tempfile.mkdtemp()
+    results = {"correctness": [], "large": [], "speed": []}
+    ok_all = True
+    check = os.environ.get("MATMUL_CORRECTNESS", "1") != "0"
+    for i, c in enumerate(small_cases() if check else []):
+        path = os.path.join(tmp, f"small_{i}.mlir")
+        open(path, "w").write(mlir(**c))
+        rc, r, err = fusec_run(path, "--runs=2", "--warmup=1", f"--seed={i + 1}",
+                               "--max-rel-l2=1e-2")
+        strategy = r["kernels"][0].get("strategy") if r and r.get("kernels") else None
+        ok = rc == 0 and r is not None and r["ok"]
+        ok_all &= ok
+        rel = r["results"][0]["rel_l2"] if r and r.get("results") else None
+        results["correctness"].append(dict(case=c, ok=ok, strategy=strategy, rel_l2=rel,
+                                           error=None if ok else err[-600:]))
+        print(f"correctness {c}: {'ok' if ok else 'FAIL'} {strategy} rel_l2={rel}"
+              + ("" if ok else "\n" + err[-600:]), flush=True)
+
+    import numpy as np
+    import torch
+
+    def reference(a, b, c, dev="cuda"):
+        ta = torch.from_numpy(a).to(dev, torch.float32)
+        tb = torch.from_numpy(b).to(dev, torch.float32)
+        if c.get("tl"):
+            ta = ta.transpose(-1, -2)
+        if c.get("tr"):
+            tb = tb.transpose(-1, -2)
+        return torch.matmul(ta, tb)
+
+    large = [dict(m=4096, n=4096, k=4096), dict(m=8192, n=8192, k=8192),
+             dict(m=4096, n=6144, k=2048), dict(m=4096, n=2048, k=2048),
+             dict(m=4096, n=5632, k=2048), dict(m=4096, n=2048, k=5632),
+             dict(m=16, n=4096, k=4096), dict(m=4096, n=4096, k=4096, tr=True),
+             dict(m=1000, n=4104, k=1032, tl=True)]
+    if QUICK:
+        large = large[:3]
+    for i, c in enumerate(large if check else []):
+        path = os.path.join(tmp, f"large_{i}.mlir")
+        open(path, "w").write(mlir(**c))
+        d = os.path.join(tmp, f"large_{i}")
+        os.makedirs(d, exist_ok=True)
+        rc, r, err = fusec_run(path, "--no-check", "--runs=1", "--warmup=0",
+                               f"--seed={100 + i}", f"--output-dir={d}")
+        rel = None
+        if rc == 0:
+            a = np.load(os.path.join(d, "input_0.npy"))
+            b = np.load(os.path.join(d, "input_1.npy"))
+            got = torch.from_numpy(np.load(os.path.join(d, "result_0.npy"))).cuda()
+            ref = reference(a, b, c)
+            rel = float(torch.linalg.vector_norm(got - ref) / torch.linalg.vector_norm(ref))
+        ok = rc == 0 and rel is not None and rel < 1e-2
+        ok_all &= ok
+        strategy = r["kernels"][0].get("strategy") if r and r.get("kernels") else None
+        results["large"].append(dict(case=c, ok=ok, rel_l2=rel, strategy=strategy,
+                                     error=None if rc == 0 else err[-600:]))
+        print(f"large {c}: {'ok' if ok else 'FAIL'} {strategy} rel_l2={rel}"
+              + ("" if rc == 0 else "\n" + err[-600:]), flush=True)
+        subprocess.run(["rm", "-rf", d])
+
+    if os.environ.get("MATMUL_SPEED", "1") == "0":
+        json.dump(results, open(os.path.join(OUT, "matmul.json"), "w"), indent=2)
+        print(f"correctness: {sum(r['ok'] for r in results['correctness'])}/"
+              f"{len(results['correctness'])} small, {sum(r['ok'] for r in results['large'])}/"
+              f"{len(results['large'])} large")
+        return 0 if ok_all else 1
+
+    def clocks():
+        p = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu",
+                            "--format=csv,noheader"], capture_output=True, text=True)
+        return p.stdout.strip()
+
+    def median_ms(fn, reps=50):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for _ in range(10):
+            fn()
+        ts = []
+        for _ in range(reps):
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            ts.append(start.elapsed_time(end))
+        return statistics.median(ts)
+
+    results["clocks_before"] = clocks()
+    speed = [("square", dict(m=4096, n=4096, k=4096)), ("square", dict(m=8192, n=8192, k=8192)),
+             ("qkv", dict(m=4096, n=6144, k=2048)), ("o", dict(m=4096, n=2048, k=2048)),
+             ("gate/up", dict(m=4096, n=5632, k=2048)), ("down", dict(m=4096, n=2048, k=5632))]
+    speed += [("decode", dict(m=m, n=4096, k=4096)) for m in (1, 16, 64, 256)]
+    speed += [("linear", dict(m=4096, n=4096, k=4096, tr=True))]
+    speed += [("gelu_bias", dict(m=8192, n=8192, k=8192, epilogue="bias_gelu"))]
+    if QUICK:
+        speed = speed[:3]
+    for label, c in speed:
+        m, n, k = c["m"], c["n"], c["k"]
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) if c.get("tr") else \
+            torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+        if c.get("tr"):
+            fn = lambda: torch.matmul(a, w.t())
+        else:
+            fn = lambda: torch.matmul(a, w)
+        path = os.path.join(tmp, f"speed_{label.replace('/', '_')}_{m}x{n}x{k}.mlir")
+        open(path, "w").write(mlir(**c))
+        row = dict(label=label, case=c, flops=2.0 * m * n * k,
+                   weight_bytes=2.0 * n * k)
+        cublas, fusec = [], []
+        for _ in range(2):  # interleaved
+            cublas.append(median_ms(fn))
+            rc, r, err = fusec_run(path, "--no-check", "--runs=50", "--warmup=10")
+            if rc == 0 and r:
+                fusec.append(sum(kk["median_ms"] for kk in r["kernels"]))
+                row["strategy"] = r["kernels"][0].get("strategy")
+                row["predicted_ms"] = sum(kk.get("predicted_ms") or 0 for kk in r["kernels"])
+                row["kernels"] = len(r["kernels"])
+            else:
+                row["error"] = err[-600:]
+        row["cublas_ms"] = min(cublas)
+        row["fusec_ms"] = min(fusec) if fusec else None
+        if c.get("epilogue") == "bias_gelu":
+            eager = lambda: torch.nn.functional.gelu(torch.matmul(a, w) + bias)
+            compiled = torch.compile(eager)
+            row["eager_ms"] = median_ms(eager)
+            row["inductor_ms"] = median_ms(compiled)
+        results["speed"].append(row)
+        print(f"speed {label} {m}x{n}x{k}: cublas {row['cublas_ms']:.3f} ms, fusec "
+              f"{row['fusec_ms'] if row['fusec_ms'] else 'n/a'}", flush=True)
+        del a, w
+        torch.cuda.empty_cache()
+    results["clocks_after"] = clocks()
+    json.dump(results, open(os.path.join(OUT, "matmul.json"), "w"), indent=2)
+
+    print()
+    print(f"correctness: {sum(r['ok'] for r in results['correctness'])}/"
+          f"{len(results['correctness'])} small, {sum(r['ok'] for r in results['large'])}/"
+          f"{len(results['large'])} large")
+    print(f"clocks (sm, mem, power, temp): before {results['clocks_before']}; "
+          f"after {results['clocks_after']}")
+    print(f"{'shape':>22} {'strategy':>14} {'cuBLAS TF/s':>12} {'fusec TF/s':>11} "
+          f"{'vs cuBLAS':>9} {'weights TB/s':>12} {'meas/pred':>9}")
+    for row in results["speed"]:
+        c = row["case"]
+        shape = f"{row['label']} {c['m']}x{c['n']}x{c['k']}"
+        cub = row["flops"] / row["cublas_ms"] / 1e9
+        fus = row["flops"] / row["fusec_ms"] / 1e9 if row["fusec_ms"] else float("nan")
+        wtb = row["weight_bytes"] / row["fusec_ms"] / 1e9 if row["fusec_ms"] else float("nan")
+        mp = row["fusec_ms"] / row["predicted_ms"] if row.get("predicted_ms") else float("nan")
+        print(f"{shape:>22} {row.get('strategy', '?'):>14} {cub:12.1f} {fus:11.1f} "
+              f"{fus / cub:9.3f} {wtb:12.3f} {mp:9.2f}")
+        if "inductor_ms" in row:
+            print(f"{'':>22} gelu(xW+b): fusec {row['fusec_ms']:.3f} ms, eager "
+                  f"{row['eager_ms']:.3f}, inductor {row['inductor_ms']:.3f}, cuBLAS matmul "
+                  f"alone {row['cublas_ms']:.3f}")
+    return 0 if ok_all else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
