@@ -22,7 +22,11 @@ note() { echo "$*" | tee -a "$summary"; }
 step() { # name, command... (each under a time limit: a hung kernel must not eat the lease)
   local name=$1; shift
   local start=$(date +%s%N)
-  timeout "${STEP_TIMEOUT:-300}" "$@" > "$OUT/$name.log" 2>&1
+  if declare -F "$1" >/dev/null; then
+    "$@" > "$OUT/$name.log" 2>&1 # a function of this script (its commands time out on their own)
+  else
+    timeout "${STEP_TIMEOUT:-300}" "$@" > "$OUT/$name.log" 2>&1
+  fi
   local rc=$?
   note "$(printf '%-26s rc=%-3s %8d ms' "$name" "$rc" "$(( ($(date +%s%N) - start) / 1000000 ))")"
 }
@@ -43,7 +47,7 @@ examples() {
       # The transformer block is four bf16 matmuls deep around the attention
       # intrinsic (bf16 P): compared by relative L2 (1.5e-3 measured).
       extra=(); [ "$f" = transformer_block ] && extra=(--max-rel-l2=1e-2)
-      out=$("$BIN/fusec-run" "$g" --function="$f" --runs=2 --warmup=1 "${extra[@]}" 2>&1); rc=$?
+      out=$(timeout 120 "$BIN/fusec-run" "$g" --function="$f" --runs=2 --warmup=1 "${extra[@]}" 2>&1); rc=$?
       if [ $rc = 0 ]; then pass=$((pass + 1)); echo "PASS $g @$f"
       elif [ $rc = 2 ] && grep -qE "has no 'fusec.ptx'|is not inside a fusec.kernel" <<<"$out"; then
         skip=$((skip + 1)); echo "SKIP $g @$f: $(grep -oE "[^ ]*: '[a-z.]*' (has no 'fusec.ptx'|is not inside a fusec.kernel)" <<<"$out" | head -1)"

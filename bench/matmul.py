@@ -19,7 +19,7 @@ in $FUSEC_BIN (bench/matmul-gpu.sh stages and calls it):
    torch.compile; SM clocks logged before and after.
 
 Writes $OUT/matmul.json and prints a table last. Env: MATMUL_SPEED=0 skips
-speed; MATMUL_CORRECTNESS=0 skips correctness; MATMUL_QUICK=1 runs fewer cases.
+speed; MATMUL_CORRECTNESS=0 skips correctness (MATMUL_SMALL=0 the small cases); MATMUL_QUICK=1 runs fewer cases.
 """
 import json
 import os
@@ -127,7 +127,8 @@ def main():
     results = {"correctness": [], "large": [], "speed": []}
     ok_all = True
     check = os.environ.get("MATMUL_CORRECTNESS", "1") != "0"
-    for i, c in enumerate(small_cases() if check else []):
+    small = check and os.environ.get("MATMUL_SMALL", "1") != "0"
+    for i, c in enumerate(small_cases() if small else []):
         path = os.path.join(tmp, f"small_{i}.mlir")
         open(path, "w").write(mlir(**c))
         rc, r, err = fusec_run(path, "--runs=2", "--warmup=1", f"--seed={i + 1}",

@@ -113,9 +113,10 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     results = {"correctness": [], "speed": []}
     tmp = tempfile.mkdtemp()
-    # 1. Correctness over shapes and dtypes.
+    # 1. Correctness over shapes and dtypes (MEMORY_BOUND_CORRECTNESS=0: skipped).
     ok_all = True
-    for name in GRAPHS:
+    check = os.environ.get("MEMORY_BOUND_CORRECTNESS", "1") != "0"
+    for name in (GRAPHS if check else []):
         for dtype in ("f32", "bf16", "f16"):
             for n in (1, 7, 8, 1000, 1000003, 4 << 20):
                 path = os.path.join(tmp, f"{name}_{dtype}_{n}.mlir")
@@ -130,7 +131,7 @@ def main():
                 print(f"correctness {name} {dtype} n={n}: {'ok' if ok else 'FAIL ' + err[-200:]}",
                       flush=True)
 
-    for name in ROWS:
+    for name in (ROWS if check else []):
         for dtype in ("f32", "bf16"):
             for rows, cols in ((1, 1), (3, 7), (5, 33), (9, 1024), (64, 1024), (16, 4096), (7, 5000),
                                (4, 12288), (2, 50304)):
@@ -147,7 +148,7 @@ def main():
                       flush=True)
 
     # Column reductions (the reduced dims lead): sum, and x - mean(x).
-    for dtype in ("f32", "bf16"):
+    for dtype in (("f32", "bf16") if check else ()):
         for rows, cols in ((1, 1), (3, 5), (1000, 24), (4096, 1000), (77, 50304)):
             t, v = f"tensor<{rows}x{cols}x{dtype}>", f"tensor<{cols}x{dtype}>"
             text = (f"func.func @col(%x: {t}) -> ({v}, {t}) {{\n"
@@ -170,7 +171,7 @@ def main():
                   f"{'ok' if ok else 'FAIL ' + err[-300:]}", flush=True)
 
     # Reductions over a middle dim: max over dim 1 of [A, R, B], and x - max.
-    for dtype in ("f32", "bf16"):
+    for dtype in (("f32", "bf16") if check else ()):
         for a_, r_, b_ in ((1, 1, 1), (3, 5, 7), (4, 1000, 24), (2, 77, 4096)):
             t = f"tensor<{a_}x{r_}x{b_}x{dtype}>"
             v = f"tensor<{a_}x{b_}x{dtype}>"

@@ -45,8 +45,10 @@ absl::Status checkKernel(KernelOp kernel, const KernelShape &s) {
                     CompareOp, SelectOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp,
                     AndOp, OrOp, NotOp, NegOp, AbsOp, SignOp, FloorOp, CeilOp, ExpOp, Exp2Op,
                     LogOp, TanhOp, ErfOp, SigmoidOp, RsqrtOp, SqrtOp>(op)) {
-      return unimplemented(&op, "attention is not generated yet (only elementwise, movement, "
-                                "reduction and matmul kernels are)");
+      return unimplemented(&op, "this op is not generated inside a kernel (composites are "
+                                "decomposed by fusec-decompose first; attention runs as the "
+                                "intrinsic outside kernels; code generation builds "
+                                "elementwise, movement, reduction and matmul kernels)");
     }
     for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
       if (!elemTypes(v.getType()))
@@ -143,13 +145,18 @@ absl::Status build(KernelOp kernel, const PtxOptions &options, ModuleOp module) 
     if (options.arch != "sm_90a")
       return absl::InvalidArgumentError(
           "fusec codegen: matmul_wgmma needs sm_90a (re-plan the kernel for " + options.arch + ")");
-    auto maps = emitMatmulWgmma(in);
-    if (!maps.ok())
-      return maps.status();
-    // The JIT encodes these descriptors and passes their table last.
+    auto tc = emitMatmulWgmma(in);
+    if (!tc.ok())
+      return tc.status();
+    // The JIT encodes these descriptors and passes their table, then the
+    // scratch buffers, last.
     kernel->setAttr("fusec.tensor_maps",
                     ArrayAttr::get(kernel.getContext(),
-                                   SmallVector<Attribute>(maps->begin(), maps->end())));
+                                   SmallVector<Attribute>(tc->maps.begin(), tc->maps.end())));
+    if (!tc->scratch.empty())
+      kernel->setAttr("fusec.scratch", DenseI64ArrayAttr::get(kernel.getContext(), tc->scratch));
+    else
+      kernel->removeAttr("fusec.scratch");
     return absl::OkStatus();
   }
   case Strategy::matmul_tcgen05:

@@ -4,8 +4,9 @@
 // matmul kernel: its operands as the kernel's own arguments (TMA reads them
 // from global memory), M, N, K, batch dims with their broadcasts, transposes,
 // the element type, and whether the rest of the body is an epilogue on the
-// matmul's result (elementwise, at the result's own index). A kernel the
-// reading refuses runs on matmul_simt.
+// matmul's result (elementwise, at the result's own index). Two matmuls of
+// one lhs by two rhs of one shape (SwiGLU's gate and up) are one GEMM with
+// two accumulators. A kernel the reading refuses runs on matmul_simt.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,14 +21,16 @@
 namespace fusec::codegen {
 
 struct MatmulLayout {
-  MatmulOp op;
-  mlir::BlockArgument lhs, rhs;
+  /// One matmul, or two sharing the lhs (each with its rhs).
+  llvm::SmallVector<MatmulOp, 2> ops;
+  mlir::BlockArgument lhs;
+  llvm::SmallVector<mlir::BlockArgument, 2> rhs;
   int64_t m = 0, n = 0, k = 0;
   /// The result's batch dims (outer first) and each operand's (aligned
   /// from the right with the result's; a 1 broadcasts).
   llvm::SmallVector<int64_t> batch, lhsBatch, rhsBatch;
   bool transposeLhs = false, transposeRhs = false;
-  /// bf16 or f16 (both operands).
+  /// bf16 or f16 (every operand).
   mlir::Type element;
   int64_t batchCount() const {
     int64_t b = 1;
@@ -42,19 +45,30 @@ struct MatmulLayout {
 std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &shape,
                                           std::string *why = nullptr);
 
-/// The wgmma strategy's configuration menu.
+/// The wgmma strategy's configuration menu: 64 or 128 rows (one or two
+/// consumer warpgroups), 128 or 256 columns of each rhs (256 only for one
+/// rhs: a consumer holds at most 128 accumulator registers), 64 K a stage,
+/// 2 to 8 stages, K split into 1 to 16 parts.
 struct WgmmaTile {
-  int64_t m = 128, n = 256, k = 64, stages = 4;
-  /// Bytes of one pipeline stage and of the whole dynamic shared memory.
-  int64_t stageBytes() const { return (m + n) * k * 2; }
+  int64_t m = 128, n = 256, k = 64, stages = 4, split = 1, rhs = 1;
+  int64_t consumers() const { return m / 64; }
+  int64_t threads() const { return 128 * (1 + consumers()); }
+  /// Bytes of one pipeline stage.
+  int64_t stageBytes() const { return (m + rhs * n) * k * 2; }
+  /// f32 accumulator registers a consumer thread holds.
+  int64_t accRegs() const { return rhs * n / 2; }
 };
-/// Chooses the tile, stages and grid for `layout` on a target with `sms`
+/// Chooses the tile, stages and split for `layout` on a target with `sms`
 /// SMs and `smemBytes` of shared memory per SM.
 WgmmaTile chooseWgmmaTile(const MatmulLayout &layout, int64_t sms, int64_t smemBytes);
 /// Dynamic shared memory of a wgmma kernel: 1 KiB alignment slack, the
-/// stages, two mbarriers a stage.
+/// stages, two mbarriers a stage and a flag.
 inline int64_t wgmmaSharedBytes(const WgmmaTile &t) {
-  return 1024 + t.stages * t.stageBytes() + 16 * t.stages;
+  return 1024 + t.stages * t.stageBytes() + 16 * t.stages + 16;
+}
+/// Tiles of the output (batch included).
+inline int64_t wgmmaTiles(const MatmulLayout &l, const WgmmaTile &t) {
+  return ((l.m + t.m - 1) / t.m) * ((l.n + t.n - 1) / t.n) * l.batchCount();
 }
 
 } // namespace fusec::codegen

@@ -95,31 +95,42 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
   };
   if (s.kind != KernelShape::Kind::Matmul || !s.matmul)
     return refuse("not a matmul kernel");
-  int matmuls = 0;
-  kernel.getBody().walk([&](MatmulOp) { ++matmuls; });
-  if (matmuls != 1)
-    return refuse("more than one matmul in the kernel");
   MatmulLayout l;
-  l.op = s.matmul;
-  l.lhs = dyn_cast<BlockArgument>(l.op.getLhs());
-  l.rhs = dyn_cast<BlockArgument>(l.op.getRhs());
-  if (!l.lhs || !l.rhs)
-    return refuse("an operand is computed inside the kernel (TMA reads operands from memory)");
-  Type a = getElementTypeOrSelf(l.lhs.getType()), b = getElementTypeOrSelf(l.rhs.getType());
+  kernel.getBody().walk([&](MatmulOp op) { l.ops.push_back(op); });
+  if (l.ops.size() > 2)
+    return refuse("more than two matmuls in the kernel");
+  MatmulOp first = l.ops.front();
+  l.lhs = dyn_cast<BlockArgument>(first.getLhs());
+  for (MatmulOp op : l.ops) {
+    auto rhs = dyn_cast<BlockArgument>(op.getRhs());
+    if (!l.lhs || !rhs || op.getLhs() != first.getLhs())
+      return refuse(l.ops.size() > 1
+                        ? "two matmuls that do not share their lhs, or an operand computed "
+                          "inside the kernel"
+                        : "an operand is computed inside the kernel (TMA reads operands "
+                          "from memory)");
+    if (op.getRhs().getType() != first.getRhs().getType() || op.getType() != first.getType() ||
+        op.getTransposeLhs() != first.getTransposeLhs() ||
+        op.getTransposeRhs() != first.getTransposeRhs())
+      return refuse("two matmuls of different shapes");
+    l.rhs.push_back(rhs);
+  }
+  Type a = getElementTypeOrSelf(l.lhs.getType()), b = getElementTypeOrSelf(l.rhs[0].getType());
   if (a != b || !(a.isBF16() || a.isF16()))
     return refuse("operands are not both bf16 or both f16");
   l.element = a;
-  auto out = cast<RankedTensorType>(l.op.getType());
+  auto out = cast<RankedTensorType>(first.getType());
   if (!isa<FloatType>(out.getElementType()))
     return refuse("an integer result");
   if (out.getShape() != ArrayRef<int64_t>(s.domain))
     return refuse("the kernel's outputs are not the matmul's shape");
-  // The epilogue: everything computed from the matmul's result is
+  // The epilogue: everything computed from the matmuls' results is
   // elementwise at the result's own index.
   llvm::SmallPtrSet<Operation *, 16> dependent;
-  dependent.insert(l.op);
+  for (MatmulOp op : l.ops)
+    dependent.insert(op);
   for (Operation &op : kernel.getBody().front()) {
-    if (&op == l.op.getOperation() || isa<YieldOp>(op))
+    if (isa<MatmulOp, YieldOp>(op))
       continue;
     bool uses = llvm::any_of(op.getOperands(), [&](Value v) {
       return v.getDefiningOp() && dependent.contains(v.getDefiningOp());
@@ -134,9 +145,9 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
     dependent.insert(&op);
   }
   auto lhs = cast<RankedTensorType>(l.lhs.getType()).getShape();
-  auto rhs = cast<RankedTensorType>(l.rhs.getType()).getShape();
-  l.transposeLhs = l.op.getTransposeLhs();
-  l.transposeRhs = l.op.getTransposeRhs();
+  auto rhs = cast<RankedTensorType>(l.rhs[0].getType()).getShape();
+  l.transposeLhs = first.getTransposeLhs();
+  l.transposeRhs = first.getTransposeRhs();
   l.m = out.getDimSize(out.getRank() - 2);
   l.n = out.getDimSize(out.getRank() - 1);
   l.k = l.transposeLhs ? lhs[lhs.size() - 2] : lhs.back();
@@ -159,14 +170,25 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
 
 WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes) {
   WgmmaTile t;
-  int64_t tilesM = ceilDiv(l.m, t.m);
-  auto tiles = [&](int64_t bn) { return tilesM * ceilDiv(l.n, bn) * l.batchCount(); };
-  // 128 x 256: each consumer warpgroup holds a 64 x 256 f32 accumulator
-  // (128 registers a thread). Narrow outputs, or too few tiles to fill the
-  // SMs, take 128 columns.
-  t.n = l.n <= 128 || tiles(256) < sms ? 128 : 256;
+  t.rhs = static_cast<int64_t>(l.rhs.size());
+  // 64 rows (one consumer warpgroup) when M is that small: decode.
+  t.m = l.m <= 64 ? 64 : 128;
+  auto tiles = [&](int64_t bn) { return ((l.m + t.m - 1) / t.m) * ((l.n + bn - 1) / bn) * l.batchCount(); };
+  // 256 columns: each consumer warpgroup holds a 64 x 256 f32 accumulator
+  // (128 registers a thread). Two rhs (two accumulators), narrow outputs,
+  // or too few tiles to fill the SMs take 128 columns.
+  t.n = t.rhs > 1 || l.n <= 128 || tiles(256) < sms ? 128 : 256;
   int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024;
   t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
+  // Split-K when the tiles fill less than half the SMs and K is long: every
+  // part at least 4 k-blocks, none empty.
+  int64_t numK = (l.k + t.k - 1) / t.k, n = tiles(t.n);
+  if (2 * n <= sms && numK >= 8) {
+    int64_t split = std::min<int64_t>({sms / n, numK / 4, 16});
+    while (split > 1 && ((numK + split - 1) / split) * (split - 1) >= numK)
+      --split;
+    t.split = std::max<int64_t>(split, 1);
+  }
   return t;
 }
 
@@ -221,7 +243,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
       return LaunchAttr::get(
           ctx, cta ? Strategy::row_cta : Strategy::row_warp,
           std::clamp<int64_t>(ceilDiv(s.rows, perCta), 1, sms * (2048 / block) * 4), block,
-          p.vector, p.chunks, perCta, {}, 0, 1, cta ? 2 * reductions * 32 * 4 : 0,
+          p.vector, p.chunks, perCta, {}, 0, 1, 1, cta ? 2 * reductions * 32 * 4 : 0,
           regs(p.chunks * p.vector));
     }
     [[fallthrough]];
@@ -230,7 +252,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     // A warp per row, 8 rows a CTA; a pass over the row per reduction pair.
     return LaunchAttr::get(ctx, Strategy::row_stream,
                            std::clamp<int64_t>(ceilDiv(s.rows, 8), 1, sms * 32), 256, 1, 1, 8,
-                           {}, 0, 1, 0, regs(1));
+                           {}, 0, 1, 1, 0, regs(1));
   case KernelShape::Kind::Columns: {
     int64_t vector = 16 / widest(true);
     if (s.columnInner % vector != 0)
@@ -240,7 +262,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
       vector /= 2;
     int64_t tiles = ceilDiv(ceilDiv(s.rows, vector), 32);
     return LaunchAttr::get(ctx, Strategy::column, std::clamp<int64_t>(tiles, 1, sms * 8), 256,
-                           vector, 1, 0, {}, 0, 1, 2 * reductions * 256 * vector * 8,
+                           vector, 1, 0, {}, 0, 1, 1, 2 * reductions * 256 * vector * 8,
                            regs(vector));
   }
   case KernelShape::Kind::Matmul: {
@@ -251,9 +273,10 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
       if (auto l = codegen::analyzeMatmul(kernel, s)) {
         int64_t smemPerSm = static_cast<int64_t>(target.value("smem_kib_per_sm") * 1024);
         codegen::WgmmaTile t = codegen::chooseWgmmaTile(*l, sms, smemPerSm > 0 ? smemPerSm : 232448);
-        int64_t tiles = ceilDiv(l->m, t.m) * ceilDiv(l->n, t.n) * l->batchCount();
-        return LaunchAttr::get(ctx, Strategy::matmul_wgmma, std::min(tiles, sms), 384, 1, 1, 0,
-                               {t.m, t.n, t.k}, t.stages, 1, codegen::wgmmaSharedBytes(t), 232);
+        int64_t units = codegen::wgmmaTiles(*l, t) * t.split;
+        return LaunchAttr::get(ctx, Strategy::matmul_wgmma, std::min(units, sms), t.threads(), 1,
+                               1, 0, {t.m, t.n, t.k}, t.stages, 1, t.split,
+                               codegen::wgmmaSharedBytes(t), 232);
       }
     [[fallthrough]];
   }
@@ -270,7 +293,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
                         : s.movement ? Strategy::movement
                                      : Strategy::elementwise;
     return LaunchAttr::get(ctx, strategy, std::clamp<int64_t>(ceilDiv(chunks, 256), 1, sms * 32),
-                           256, vector, 1, 0, {}, 0, 1, 0, regs(vector));
+                           256, vector, 1, 0, {}, 0, 1, 1, 0, regs(vector));
   }
   }
   llvm_unreachable("unknown kernel kind");

@@ -2,8 +2,9 @@
 //
 // Fast math, explicitly: exp, exp2, log, pow, sigmoid and tanh use the SFU's
 // ex2.approx.ftz / lg2.approx.ftz (max error ~2 ulp of f32), rsqrt uses
-// rsqrt.approx.ftz; erf is the Abramowitz-Stegun 7.1.26 polynomial (1.5e-7
-// absolute); division and sqrt are IEEE. Floats compute in f32; the caller
+// rsqrt.approx.ftz, sigmoid, tanh and erf divide by a value of at least 1
+// with rcp.approx.ftz (1 ulp); erf is the Abramowitz-Stegun 7.1.26
+// polynomial (1.5e-7 absolute); other divisions and sqrt are IEEE. Floats compute in f32; the caller
 // rounds narrow results after every op, as the reference interpreter does.
 // Integers compute in their own type, booleans in i1.
 //
@@ -111,18 +112,23 @@ absl::StatusOr<Value> emitScalarOp(Emitter &e, Operation *op, ArrayRef<Value> in
   if (isa<LogOp>(op))
     return e.fmul(lg2(e, in[0]), e.f32c(kLn2));
   if (isa<SigmoidOp>(op)) {
+    // 1 / (1 + e^-x): the divisor is at least 1 (or inf), where the SFU's
+    // reciprocal is within 1 ulp (an IEEE division costs ~10 instructions
+    // more, which matmul epilogues feel).
     Value x = ex2(e, e.fmul(in[0], e.f32c(-kLog2e)));
-    return e.fdiv(e.f32c(1), e.fadd(e.f32c(1), x));
+    return NVVM::RcpApproxFtzF32Op::create(e.b, e.f32, e.fadd(e.f32c(1), x));
   }
   if (isa<TanhOp>(op)) {
     // 1 - 2 / (e^{2x} + 1): exact limits, absolute error ~1e-7 near 0.
     Value x = ex2(e, e.fmul(in[0], e.f32c(2 * kLog2e)));
-    return e.fsub(e.f32c(1), e.fdiv(e.f32c(2), e.fadd(x, e.f32c(1))));
+    Value r = NVVM::RcpApproxFtzF32Op::create(e.b, e.f32, e.fadd(x, e.f32c(1)));
+    return e.fsub(e.f32c(1), e.fmul(e.f32c(2), r));
   }
   if (isa<ErfOp>(op)) {
     // Abramowitz & Stegun 7.1.26.
     Value ax = e.fabs(in[0]);
-    Value t = e.fdiv(e.f32c(1), e.fadd(e.f32c(1), e.fmul(e.f32c(0.3275911), ax)));
+    Value t = NVVM::RcpApproxFtzF32Op::create(
+        e.b, e.f32, e.fadd(e.f32c(1), e.fmul(e.f32c(0.3275911), ax)));
     const double a[] = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
     Value p = e.f32c(a[4]);
     for (int i = 3; i >= 0; --i)

@@ -44,7 +44,7 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  Strategy strategy, int64_t grid, int64_t block,
                                  int64_t vector, int64_t chunks, int64_t rows,
                                  ArrayRef<int64_t> tile, int64_t stages,
-                                 int64_t cluster, int64_t smem, int64_t regs) {
+                                 int64_t cluster, int64_t split, int64_t smem, int64_t regs) {
   if (grid < 1 || grid > (int64_t(1) << 31) - 1)
     return emitError() << "grid " << grid << " is not in [1, 2^31 - 1]";
   if (block < 1 || block > 1024)
@@ -65,6 +65,8 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "stages " << stages << " is not in [0, 16]";
   if (cluster < 1 || cluster > 16)
     return emitError() << "cluster " << cluster << " is not in [1, 16]";
+  if (split < 1 || split > 64)
+    return emitError() << "split " << split << " is not in [1, 64]";
   if (smem < 0 || smem > 232448)
     return emitError() << "smem " << smem << " bytes is not in [0, 227 KiB]";
   if (regs < 0 || regs > 255)
@@ -191,6 +193,14 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (name == "fusec.scratch") {
+    if (failed(onKernel()))
+      return failure();
+    auto sizes = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!sizes || llvm::any_of(sizes.asArrayRef(), [](int64_t b) { return b < 1; }))
+      return op->emitError() << "'fusec.scratch' must be array<i64: bytes, ...> of positive sizes";
+    return success();
+  }
   if (name == "fusec.matmul_epilogue") {
     if (failed(onKernel()))
       return failure();
@@ -218,7 +228,7 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
   return op->emitError() << "unknown attribute '" << name
                          << "' (the fusec dialect declares fusec.launch, fusec.ptx, "
                             "fusec.entry, fusec.grid, fusec.block, fusec.shared, "
-                            "fusec.strategy, fusec.cache_hints, fusec.tensor_maps, "
+                            "fusec.strategy, fusec.cache_hints, fusec.tensor_maps, fusec.scratch, "
                             "fusec.matmul_epilogue, fusec.source, fusec.cost, fusec.total_cost "
                             "and fusec.error_bound)";
 }

@@ -680,6 +680,18 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
       step.tableSlot = static_cast<int>(exec->owned.size() - 1);
       step.slots.push_back(step.tableSlot);
     }
+    // Scratch buffers (split-K's workspace and tile counters), zeroed once:
+    // a kernel leaves its counters at zero again.
+    if (auto scratch = kernel->getAttrOfType<DenseI64ArrayAttr>("fusec.scratch"))
+      for (int64_t bytes : scratch.asArrayRef()) {
+        auto buffer = rt::DeviceBuffer::allocate(bytes);
+        if (!buffer.ok())
+          return buffer.status();
+        if (auto st = buffer->fill(0); !st.ok())
+          return st;
+        exec->owned.push_back(std::move(*buffer));
+        step.slots.push_back(static_cast<int>(exec->owned.size() - 1));
+      }
     exec->modules.push_back(std::move(*module));
     exec->steps.push_back(std::move(step));
     KernelStats stats;

@@ -269,10 +269,32 @@ std::optional<Group> Fuser::tryMerge(const Group &a, const Group &b,
   };
   if (fixed(a) || fixed(b))
     return std::nullopt;
-  // Matmul: only as the root of an elementwise epilogue.
-  if (a.hasMatmul && b.hasMatmul)
-    return std::nullopt;
-  if (a.hasMatmul || b.hasMatmul) {
+  // Matmul: only as the root of an elementwise epilogue; two matmuls of one
+  // lhs by rhs of one shape (SwiGLU's gate and up) run as one GEMM with two
+  // accumulators.
+  if (a.hasMatmul && b.hasMatmul) {
+    auto only = [&](const Group &g) -> MatmulOp {
+      MatmulOp found;
+      for (int oi : g.ops)
+        if (auto m = dyn_cast<MatmulOp>(ops[oi])) {
+          if (found)
+            return MatmulOp();
+          found = m;
+        }
+      return found;
+    };
+    MatmulOp x = only(a), y = only(b);
+    if (!x || !y || a.hasReduce || b.hasReduce || a.domain != b.domain ||
+        x.getLhs() != y.getLhs() || x.getRhs().getType() != y.getRhs().getType() ||
+        x.getType() != y.getType() || x.getTransposeLhs() != y.getTransposeLhs() ||
+        x.getTransposeRhs() != y.getTransposeRhs() || x.getRhs() == y.getRhs())
+      return std::nullopt;
+    // Neither matmul may read the other group's results (its operands are
+    // the kernel's inputs).
+    for (Value v : llvm::concat<const Value>(a.outputs, b.outputs))
+      if (v == x.getRhs() || v == y.getRhs() || v == x.getLhs())
+        return std::nullopt;
+  } else if (a.hasMatmul || b.hasMatmul) {
     const Group &mm = a.hasMatmul ? a : b;
     const Group &epi = a.hasMatmul ? b : a;
     if (!vertical || epi.hasReduce || mm.hasReduce)

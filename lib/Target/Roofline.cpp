@@ -171,6 +171,27 @@ KernelAnalysis analyzeOp(Operation *op, const Target &target) {
       ++k.ops;
       addWork(k, inner, costed.getCost(), target);
     });
+    // A tensor-core GEMM's mainloop reaches a measured fraction of the
+    // tensor rate, and its work units come in waves over the grid: the last
+    // wave may leave SMs idle.
+    auto launch = kernel->getAttrOfType<LaunchAttr>("fusec.launch");
+    if (launch && (launch.getStrategy() == Strategy::matmul_wgmma ||
+                   launch.getStrategy() == Strategy::matmul_tcgen05) &&
+        launch.getTile().size() == 3) {
+      MatmulOp mm;
+      kernel.getBody().walk([&](MatmulOp m) { mm = m; });
+      if (mm) {
+        auto out = cast<RankedTensorType>(mm.getType());
+        int64_t m = out.getDimSize(out.getRank() - 2), n = out.getDimSize(out.getRank() - 1);
+        int64_t batch = tensorElements(out) / std::max<int64_t>(1, m * n);
+        auto tile = launch.getTile();
+        double units = double((m + tile[0] - 1) / tile[0]) * ((n + tile[1] - 1) / tile[1]) *
+                       batch * launch.getSplit();
+        double grid = std::max<double>(1, launch.getGrid());
+        double waves = std::ceil(units / grid) / (units / grid);
+        k.tensorSeconds *= waves / target.tensorEfficiency();
+      }
+    }
   } else {
     k.name = op->getName().getStringRef().str();
     if (auto costed = dyn_cast<CostOpInterface>(op)) {

@@ -45,6 +45,7 @@ const std::map<std::string, std::string> &Target::knownFigures() {
       {"sfu_ex2_per_clock_per_sm", "SFU ex2 per clock per SM"},
       {"sfu_rsqrt_per_clock_per_sm", "SFU rsqrt per clock per SM"},
       {"launch_us", "cost of one kernel launch in a sequence, microseconds"},
+      {"tensor_efficiency", "the fraction of the tensor rate a generated GEMM's mainloop reaches"},
   };
   return known;
 }
@@ -126,6 +127,11 @@ double Target::sfuOpsPerSecond() const {
 }
 
 double Target::launchSeconds() const { return value("launch_us") * 1e-6; }
+
+double Target::tensorEfficiency() const {
+  double e = value("tensor_efficiency");
+  return e > 0 && e <= 1 ? e : 1.0;
+}
 
 absl::StatusOr<Target> Target::loadWithDepth(absl::string_view nameOrPath,
                                              int depth) {

@@ -297,6 +297,12 @@ int runOnGpu(const std::string &text,
 
   bool ok = true;
   std::string report, jsonResults;
+  // The inputs the results came from, beside them.
+  if (!outputDir.empty())
+    for (auto [i, t] : llvm::enumerate(inputs))
+      if (auto st = fusec::writeNpy(absl::StrCat(outputDir.getValue(), "/input_", i, ".npy"), t);
+          !st.ok())
+        return fail(std::string(st.message()));
   for (size_t i = 0; i < outputs->size(); ++i) {
     const fusec::TensorSpec &spec = (*exec)->outputs()[i];
     fusec::HostTensor *actual = &(*outputs)[i];

@@ -96,7 +96,9 @@ def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
     - `chunks`: vectors a thread holds per operand (rows held in registers);
     - `rows`: rows a CTA works on at once (row strategies);
     - `tile`: M, N, K of a matmul tile; `stages`: its pipeline depth;
-      `cluster`: CTAs per cluster;
+      `cluster`: CTAs per cluster; `split`: the parts K is split into
+      (split-K: each CTA reduces one part, the last to finish a tile sums
+      them in order and runs the epilogue);
     - `smem`: shared memory in bytes (static and dynamic);
     - `regs`: the 32-bit registers a thread is planned to need.
 
@@ -115,6 +117,7 @@ def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
     Fusec_OptionalI64List<>:$tile,
     DefaultValuedParameter<"int64_t", "0">:$stages,
     DefaultValuedParameter<"int64_t", "1">:$cluster,
+    DefaultValuedParameter<"int64_t", "1">:$split,
     DefaultValuedParameter<"int64_t", "0">:$smem,
     DefaultValuedParameter<"int64_t", "0">:$regs
   );

@@ -71,6 +71,9 @@ public:
   /// tanh) at this rate.
   double sfuOpsPerSecond() const;
   double launchSeconds() const;
+  /// The fraction of the tensor rate a generated GEMM's mainloop reaches
+  /// ("tensor_efficiency"; 1 when the target does not say).
+  double tensorEfficiency() const;
 
 private:
   static absl::StatusOr<Target> loadWithDepth(absl::string_view nameOrPath,

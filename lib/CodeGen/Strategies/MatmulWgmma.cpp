@@ -2,10 +2,11 @@
 //
 // A warp-specialized, persistent GEMM with its epilogue fused, for sm_90a:
 //
-// - 384 threads: warpgroup 0 is the producer (setmaxnreg 40; one thread
-//   issues the TMA loads), warpgroups 1 and 2 the consumers (setmaxnreg 232),
-//   each owning 64 rows of a 128 x N tile (N = 128 or 256) and a
-//   64 x N f32 accumulator in registers.
+// - Warpgroup 0 produces (setmaxnreg 40; one thread issues the TMA loads);
+//   one or two consumer warpgroups (setmaxnreg 232) each own 64 rows of an
+//   M x N tile (M = 64 or 128, N = 128 or 256) and a 64 x N f32 accumulator
+//   per rhs in registers. Two matmuls sharing their lhs (SwiGLU's gate and
+//   up) run as one GEMM with two accumulators.
 // - A ring of `stages` shared-memory stages of 64 K each, filled by TMA
 //   (cp.async.bulk.tensor, 128-byte swizzle) and completing on a "full"
 //   mbarrier with its byte count; the consumers release a stage through its
@@ -13,15 +14,21 @@
 //   one k-block stays in flight).
 // - The operands as TMA reads them: K-major (row-major lhs, transposed rhs)
 //   as one box of 64 K x rows, MN-major (transposed lhs, row-major rhs) as
-//   boxes of 64 rows/columns x 64 K; wgmma takes MN-major B (and A) through
-//   its transpose bit. Batch dims are the tensor maps' outer dims (a
+//   boxes of 64 rows/columns x 64 K; wgmma takes MN-major operands through
+//   its transpose bits. Batch dims are the tensor maps' outer dims (a
 //   broadcast dim reads coordinate 0). Ragged M, N and K read zeros past the
 //   edges (TMA bounds).
-// - A persistent grid of one CTA per SM over the tiles in grouped order
-//   (8 tile rows a group, so the B columns a group needs stay in L2).
+// - A persistent grid of at most one CTA per SM over the work units in
+//   grouped order (8 tile rows a group, so the columns a group reads stay in
+//   L2). With split-K (few tiles, long K: decode) a unit is a part of K of a
+//   tile; each part's accumulators go to a workspace, and the last part to
+//   finish a tile (an atomic counter) sums all parts in order (the result
+//   does not depend on which finished last) and runs the epilogue.
 // - The epilogue runs on the accumulator: every element of the kernel's
 //   outputs is evaluated with the matmul's value taken from the accumulator
-//   (bias, activation, residual, cast) and stored, masked at the edges.
+//   (bias, activation, residual, cast) and stored in pairs. Interior tiles
+//   take a path without bounds checks; broadcast operands (a bias) are read
+//   at indices from the element's coordinates.
 //
 // The wgmma, TMA, mbarrier, fence and setmaxnreg ops are NVVM's; the one
 // inline PTX is the wgmma wait that takes the accumulators as operands and
@@ -42,7 +49,6 @@ namespace fusec::codegen {
 
 namespace {
 
-constexpr int kThreads = 384;
 constexpr int kConsumerRegs = 232, kProducerRegs = 40;
 constexpr int kGroupM = 8;
 
@@ -57,58 +63,85 @@ public:
     t.n = tile[1];
     t.k = tile[2];
     t.stages = launch.getStages();
+    t.split = launch.getSplit();
+    t.rhs = static_cast<int64_t>(l.rhs.size());
   }
 
   absl::Status build() override;
   /// The tensor maps the kernel's table holds, in order.
   SmallVector<TensorMapAttr> tensorMaps();
+  /// The zeroed device buffers the kernel takes after the table (split-K's
+  /// workspace and tile counters), in bytes.
+  SmallVector<int64_t> scratch() const {
+    if (t.split == 1)
+      return {};
+    return {numTiles * t.split * t.consumers() * 128 * t.accRegs() * 4, numTiles * 4};
+  }
 
 protected:
-  absl::StatusOr<Value> matmul(MatmulOp, Value, int) override { return accElement; }
+  absl::StatusOr<Value> matmul(MatmulOp op, Value, int) override {
+    for (auto [i, m] : llvm::enumerate(l.ops))
+      if (m == op)
+        return accElement[i];
+    return absl::InternalError("fusec codegen: an unknown matmul in the epilogue");
+  }
+  std::optional<Value> broadcastSource(BroadcastOp b, Value index) override;
+  Value argument(BlockArgument arg, Value index, int lane) override;
 
 private:
   Value i32(int64_t v) { return e.i32c(static_cast<int32_t>(v)); }
   Value sharedAt(Value base, Value byteOffset) { return e.gep(base, e.i8, byteOffset); }
   /// A shared-memory matrix descriptor (128-byte swizzle) for the operand
-  /// tile at shared address `addr` (i32): K-major operands step 1024 bytes
-  /// between 8-row atoms; MN-major ones also `lbo` bytes between 64-element
-  /// blocks.
+  /// tile at shared address `addr` (i32): 1024 bytes between 8-row atoms;
+  /// MN-major operands `lbo` bytes between their 64-element blocks.
   Value descriptor(Value addr, int64_t lbo) {
     Value a = e.zext(e.i64, e.band(e.lshr(addr, i32(4)), i32(0x3FFF)));
     int64_t fixed = (((lbo >> 4) & 0x3FFF) << 16) | (int64_t((1024 >> 4) & 0x3FFF) << 32) |
                     (int64_t(1) << 62);
     return e.bor(a, e.i64c(fixed));
   }
-  /// Decodes a tile index into (batch, tile row, tile column): tile rows in
-  /// groups of 8, columns inside a group.
-  std::tuple<Value, Value, Value> decodeTile(Value tile);
+  /// A work unit's (batch, tile row, tile column, K part): tile rows in
+  /// groups of 8, columns inside a group, parts innermost.
+  std::tuple<Value, Value, Value, Value> decodeUnit(Value unit);
+  /// The k-blocks of part `part`: [begin, end).
+  std::pair<Value, Value> kRange(Value part);
   /// The operand's batch coordinates (outer dims of its tensor map,
   /// innermost first) for the result's flattened batch index `b`.
   SmallVector<Value> batchCoords(Value b, ArrayRef<int64_t> operandBatch);
-  Value waitAcc(Value acc, int pending);
+  /// wgmma.wait_group with the accumulators as operands and results.
+  SmallVector<Value> waitAcc(ArrayRef<Value> accs, int pending);
+  Value barrierAt(Value smem, int64_t which, Value s) {
+    return sharedAt(smem, e.add(i32(barrierOffset + 8 * which * t.stages), e.mul(s, i32(8))));
+  }
 
   void producer(Value smem, Value table);
-  absl::Status consumer(Value smem, Value tid);
+  absl::Status consumer(Value smem, Value tid, Value workspace, Value counters);
+  /// Evaluates and stores the outputs at the consumer thread's elements;
+  /// `guarded`: checks each against M and N.
+  absl::Status epilogue(ArrayRef<Value> accs, Value b, Value tm, Value tn, Value wg,
+                        Value warp, Value lane, bool guarded);
 
   const KernelShape &shape;
   MatmulLayout l;
   WgmmaTile t;
-  Value accElement;
-  int64_t tilesM = 0, tilesN = 0, numTiles = 0, numK = 0;
+  SmallVector<Value, 2> accElement;
+  int64_t tilesM = 0, tilesN = 0, numTiles = 0, numK = 0, perSplit = 0;
   Type accType;
-  // Byte offsets inside a stage and of the barriers.
-  int64_t aBytes = 0, bBytes = 0, barrierOffset = 0;
+  int64_t aBytes = 0, bBytes = 0, barrierOffset = 0, flagOffset = 0;
+  // The element the epilogue is at: its flat index, its coordinates in the
+  // domain (i64), and a pair's second index (for pairs of loads).
+  Value elementIndex, pairFirst, pairIndex;
+  SmallVector<Value> elementCoords;
+  llvm::DenseMap<std::pair<unsigned, Value>, Value> pairLoads;
 };
 
 SmallVector<Value> MatmulWgmmaEmitter::batchCoords(Value b, ArrayRef<int64_t> operandBatch) {
-  // The result's batch coordinates, outer first.
   SmallVector<Value> outer(l.batch.size());
   Value rest = b;
   for (int64_t d = static_cast<int64_t>(l.batch.size()) - 1; d >= 0; --d) {
     outer[d] = e.urem(rest, i32(l.batch[d]));
     rest = e.udiv(rest, i32(l.batch[d]));
   }
-  // Aligned from the right; innermost first for the tensor map.
   SmallVector<Value> coords;
   size_t offset = l.batch.size() - operandBatch.size();
   for (int64_t j = static_cast<int64_t>(operandBatch.size()) - 1; j >= 0; --j)
@@ -116,7 +149,9 @@ SmallVector<Value> MatmulWgmmaEmitter::batchCoords(Value b, ArrayRef<int64_t> op
   return coords;
 }
 
-std::tuple<Value, Value, Value> MatmulWgmmaEmitter::decodeTile(Value tile) {
+std::tuple<Value, Value, Value, Value> MatmulWgmmaEmitter::decodeUnit(Value unit) {
+  Value part = t.split > 1 ? e.urem(unit, i32(t.split)) : i32(0);
+  Value tile = t.split > 1 ? e.udiv(unit, i32(t.split)) : unit;
   int64_t perBatch = tilesM * tilesN;
   Value b = e.udiv(tile, i32(perBatch));
   Value within = e.urem(tile, i32(perBatch));
@@ -127,7 +162,14 @@ std::tuple<Value, Value, Value> MatmulWgmmaEmitter::decodeTile(Value tile) {
   Value inGroup = e.urem(within, i32(groupTiles));
   Value tm = e.add(firstM, e.urem(inGroup, rowsInGroup));
   Value tn = e.udiv(inGroup, rowsInGroup);
-  return {b, tm, tn};
+  return {b, tm, tn, part};
+}
+
+std::pair<Value, Value> MatmulWgmmaEmitter::kRange(Value part) {
+  if (t.split == 1)
+    return {i32(0), i32(numK)};
+  Value begin = e.mul(part, i32(perSplit));
+  return {begin, e.smin(e.add(begin, i32(perSplit)), i32(numK))};
 }
 
 SmallVector<TensorMapAttr> MatmulWgmmaEmitter::tensorMaps() {
@@ -146,60 +188,73 @@ SmallVector<TensorMapAttr> MatmulWgmmaEmitter::tensorMaps() {
     return TensorMapAttr::get(ctx, arg.getArgNumber(), 2, dims, strides, box, 128);
   };
   SmallVector<TensorMapAttr> maps;
-  // lhs: row-major [M, K] is K-major (boxes of 64 K x 128 rows); [K, M]
+  // lhs: row-major [M, K] is K-major (one box of 64 K x M rows); [K, M]
   // (transposed) is MN-major (boxes of 64 M x 64 K).
   maps.push_back(l.transposeLhs ? map(l.lhs, l.m, l.k, l.lhsBatch, 64, t.k)
                                 : map(l.lhs, l.k, l.m, l.lhsBatch, t.k, t.m));
   // rhs: row-major [K, N] is MN-major (boxes of 64 N x 64 K); [N, K] is
   // K-major (one box of 64 K x N).
-  maps.push_back(l.transposeRhs ? map(l.rhs, l.k, l.n, l.rhsBatch, t.k, t.n)
-                                : map(l.rhs, l.n, l.k, l.rhsBatch, 64, t.k));
+  for (BlockArgument rhs : l.rhs)
+    maps.push_back(l.transposeRhs ? map(rhs, l.k, l.n, l.rhsBatch, t.k, t.n)
+                                  : map(rhs, l.n, l.k, l.rhsBatch, 64, t.k));
   return maps;
 }
 
-Value MatmulWgmmaEmitter::waitAcc(Value acc, int pending) {
-  // wgmma.wait_group with the accumulators as operands and results: reads
-  // of them stay after the wait.
+SmallVector<Value> MatmulWgmmaEmitter::waitAcc(ArrayRef<Value> accs, int pending) {
   int64_t n = t.n / 2;
   SmallVector<Value> regs;
+  SmallVector<Type> types;
   std::string constraints;
-  for (int64_t i = 0; i < n; ++i)
-    absl::StrAppend(&constraints, i ? "," : "", "=f");
-  for (int64_t i = 0; i < n; ++i) {
-    regs.push_back(e.extractValue(acc, i));
-    absl::StrAppend(&constraints, ",", i);
+  for (size_t a = 0; a < accs.size(); ++a)
+    for (int64_t i = 0; i < n; ++i) {
+      absl::StrAppend(&constraints, constraints.empty() ? "" : ",", "=f");
+      types.push_back(e.f32);
+    }
+  for (Value acc : accs)
+    for (int64_t i = 0; i < n; ++i) {
+      absl::StrAppend(&constraints, ",", regs.size());
+      regs.push_back(e.extractValue(acc, i));
+    }
+  auto all = LLVM::LLVMStructType::getLiteral(e.ctx, types);
+  Value out = ptxAsm(e, all, absl::StrCat("wgmma.wait_group.sync.aligned ", pending, ";"),
+                     constraints, regs, /*sideEffects=*/true);
+  SmallVector<Value> result;
+  for (size_t a = 0; a < accs.size(); ++a) {
+    Value acc = LLVM::UndefOp::create(builder, accType);
+    for (int64_t i = 0; i < n; ++i)
+      acc = LLVM::InsertValueOp::create(builder, acc, e.extractValue(out, a * n + i),
+                                        ArrayRef<int64_t>{i});
+    result.push_back(acc);
   }
-  return ptxAsm(e, accType, absl::StrCat("wgmma.wait_group.sync.aligned ", pending, ";"),
-                constraints, regs, /*sideEffects=*/true);
+  return result;
 }
 
 void MatmulWgmmaEmitter::producer(Value smem, Value table) {
   Value tma = LLVM::AddrSpaceCastOp::create(builder, LLVM::LLVMPointerType::get(e.ctx, 0), table);
-  Value mapA = tma;
-  Value mapB = e.gep(tma, e.i8, e.i64c(128));
   Value ticks = i32(0x989680);
   Value txBytes = i32(t.stageBytes());
-  e.loop(e.ctaidX(), i32(numTiles), e.nctaidX(), {i32(0)},
-         [&](Value tile, ValueRange carried) -> SmallVector<Value> {
-    auto [b, tm, tn] = decodeTile(tile);
+  e.loop(e.ctaidX(), i32(numTiles * t.split), e.nctaidX(), {i32(0)},
+         [&](Value unit, ValueRange carried) -> SmallVector<Value> {
+    auto [b, tm, tn, part] = decodeUnit(unit);
+    auto [kBegin, kEnd] = kRange(part);
     Value m0 = e.mul(tm, i32(t.m)), n0 = e.mul(tn, i32(t.n));
     SmallVector<Value> aBatch = batchCoords(b, l.lhsBatch), bBatch = batchCoords(b, l.rhsBatch);
-    return e.loop(i32(0), i32(numK), i32(1), carried,
+    return e.loop(kBegin, kEnd, i32(1), carried,
                   [&](Value kb, ValueRange it) -> SmallVector<Value> {
       Value s = e.urem(it[0], i32(t.stages));
       Value phase = e.band(e.udiv(it[0], i32(t.stages)), i32(1));
       Value stage = e.mul(s, i32(t.stageBytes()));
-      Value full = sharedAt(smem, e.add(i32(barrierOffset), e.mul(s, i32(8))));
-      Value empty = sharedAt(smem, e.add(i32(barrierOffset + 8 * t.stages), e.mul(s, i32(8))));
+      Value full = barrierAt(smem, 0, s), empty = barrierAt(smem, 1, s);
       // The slot is free once the consumers released its previous use (a
       // fresh barrier's preceding phase counts as complete).
       NVVM::MBarrierTryWaitParityOp::create(builder, empty, e.bxor(phase, i32(1)), ticks);
       NVVM::MBarrierArriveExpectTxOp::create(builder, Type(), full, txBytes,
                                              NVVM::MemScopeKind::CTA, false, Value());
       Value k0 = e.mul(kb, i32(t.k));
-      auto load = [&](Value mapPtr, Value dstOffset, SmallVector<Value> coords) {
+      auto load = [&](int64_t map, Value dstOffset, SmallVector<Value> coords) {
         Value dst = LLVM::AddrSpaceCastOp::create(builder, LLVM::LLVMPointerType::get(e.ctx, 7),
                                                   sharedAt(smem, dstOffset));
+        Value mapPtr = map ? e.gep(tma, e.i8, e.i64c(128 * map)) : tma;
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
             builder, dst, mapPtr, coords, full, ValueRange(), Value(), Value(),
             NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
@@ -209,153 +264,320 @@ void MatmulWgmmaEmitter::producer(Value smem, Value table) {
         return c;
       };
       if (!l.transposeLhs) {
-        load(mapA, stage, withBatch({k0, m0}, aBatch));
+        load(0, stage, withBatch({k0, m0}, aBatch));
       } else {
         for (int64_t c = 0; c < t.m / 64; ++c)
-          load(mapA, e.add(stage, i32(c * t.k * 128)),
+          load(0, e.add(stage, i32(c * t.k * 128)),
                withBatch({e.add(m0, i32(64 * c)), k0}, aBatch));
       }
-      Value bStage = e.add(stage, i32(aBytes));
-      if (l.transposeRhs) {
-        load(mapB, bStage, withBatch({k0, n0}, bBatch));
-      } else {
-        for (int64_t c = 0; c < t.n / 64; ++c)
-          load(mapB, e.add(bStage, i32(c * t.k * 128)),
-               withBatch({e.add(n0, i32(64 * c)), k0}, bBatch));
+      for (int64_t r = 0; r < t.rhs; ++r) {
+        Value bStage = e.add(stage, i32(aBytes + r * bBytes));
+        if (l.transposeRhs) {
+          load(1 + r, bStage, withBatch({k0, n0}, bBatch));
+        } else {
+          for (int64_t c = 0; c < t.n / 64; ++c)
+            load(1 + r, e.add(bStage, i32(c * t.k * 128)),
+                 withBatch({e.add(n0, i32(64 * c)), k0}, bBatch));
+        }
       }
       return {e.add(it[0], i32(1))};
     });
   });
 }
 
-absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid) {
+std::optional<Value> MatmulWgmmaEmitter::broadcastSource(BroadcastOp b, Value index) {
+  // At the epilogue's element, a broadcast's source index from the
+  // element's coordinates (no division of the flat index).
+  if (index != elementIndex || !isFull(b.getResult()))
+    return std::nullopt;
+  auto src = cast<RankedTensorType>(b.getInput().getType()).getShape();
+  auto strides = stridesOf(src);
+  Value acc = e.i64c(0);
+  for (auto [j, d] : llvm::enumerate(b.getDims()))
+    if (src[j] != 1)
+      acc = e.add(acc, e.mul(elementCoords[d], e.i64c(strides[j])));
+  return acc;
+}
+
+Value MatmulWgmmaEmitter::argument(BlockArgument arg, Value index, int lane) {
+  // A full-shape operand (a residual) read at both elements of a pair: one
+  // 4-byte (or 8-byte) load.
+  if (pairIndex && isFull(arg) && (index == pairFirst || index == pairIndex)) {
+    Value first = pairFirst;
+    auto key = std::make_pair(arg.getArgNumber(), first);
+    auto it = pairLoads.find(key);
+    if (it == pairLoads.end()) {
+      ElemTypes et = *elemTypes(arg.getType());
+      Value vec = e.load(VectorType::get({2}, et.storage),
+                         e.gep(argPtrs[arg.getArgNumber()], et.storage, first), 2 * et.bytes);
+      pairLoads[key] = vec;
+      pairLoads[std::make_pair(arg.getArgNumber(), pairIndex)] = vec;
+      it = pairLoads.find(key);
+    }
+    ElemTypes et = *elemTypes(arg.getType());
+    return toCompute(e.extract(it->second, index == first ? 0 : 1), et);
+  }
+  return load(arg, index);
+}
+
+absl::Status MatmulWgmmaEmitter::epilogue(ArrayRef<Value> accs, Value b, Value tm, Value tn,
+                                          Value wg, Value warp, Value lane, bool guarded) {
+  // Thread (warp, lane) of a consumer warpgroup holds rows 16 warp + lane / 4
+  // (+ 8) and columns 8 j + 2 (lane % 4) (+ 1) of its 64 rows: element
+  // 4 j + 2 i + e of each accumulator.
+  Operation *yield = body.getTerminator();
+  Value rowBase = e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64))),
+                        e.add(e.mul(warp, i32(16)), e.udiv(lane, i32(4))));
+  Value colBase = e.add(e.mul(tn, i32(t.n)), e.mul(e.urem(lane, i32(4)), i32(2)));
+  Value b64 = e.zext(e.i64, b);
+  // The batch coordinates of the tile, outer first.
+  SmallVector<Value> batch(l.batch.size());
+  Value rest = b64;
+  for (int64_t d = static_cast<int64_t>(l.batch.size()) - 1; d >= 0; --d) {
+    batch[d] = e.urem(rest, e.i64c(l.batch[d]));
+    rest = e.udiv(rest, e.i64c(l.batch[d]));
+  }
+  absl::Status status = absl::OkStatus();
+  // Pairs of columns when N is even (one guard, vector stores); else
+  // each element by itself.
+  bool pairs = l.n % 2 == 0;
+  for (int64_t i = 0; i < 2 && status.ok(); ++i) {
+    Value row = e.add(rowBase, i32(8 * i));
+    Value row64 = e.zext(e.i64, row);
+    Value rowOk = e.icmp(LLVM::ICmpPredicate::ult, row, i32(l.m));
+    Value rowFlat = e.mul(e.add(e.mul(b64, e.i64c(l.m)), row64), e.i64c(l.n));
+    for (int64_t j = 0; j < t.n / 8 && status.ok(); ++j) {
+      for (int64_t p = 0; p < (pairs ? 1 : 2) && status.ok(); ++p) {
+        Value col = e.add(colBase, i32(8 * j + p));
+        auto body = [&] {
+          openScope();
+          pairLoads.clear();
+          Value col64 = e.zext(e.i64, col);
+          Value flat0 = e.add(rowFlat, col64);
+          SmallVector<SmallVector<Value>> values(yield->getNumOperands());
+          pairFirst = flat0;
+          pairIndex = pairs ? e.add(flat0, e.i64c(1)) : Value();
+          for (int64_t q = 0; q < (pairs ? 2 : 1); ++q) {
+            int64_t element = 4 * j + 2 * i + (pairs ? q : p);
+            accElement.clear();
+            for (Value acc : accs)
+              accElement.push_back(e.extractValue(acc, element));
+            Value flat = q ? pairIndex : flat0;
+            elementCoords.assign(batch.begin(), batch.end());
+            elementCoords.push_back(row64);
+            elementCoords.push_back(q ? e.add(col64, e.i64c(1)) : col64);
+            elementIndex = flat;
+            for (auto [r, o] : llvm::enumerate(yield->getOperands())) {
+              auto v = eval(o, flat, 0);
+              if (!v.ok()) {
+                status = v.status();
+                return;
+              }
+              values[r].push_back(*v);
+            }
+          }
+          for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
+            if (values[r].size() == 2)
+              storeVector(r, values[r], flat0);
+            else
+              storeResult(r, values[r][0], flat0);
+          }
+          elementIndex = pairFirst = pairIndex = Value();
+          closeScope();
+        };
+        if (guarded)
+          e.ifThen(e.band(rowOk, e.icmp(LLVM::ICmpPredicate::ult, col, i32(l.n))), body);
+        else
+          body();
+      }
+    }
+  }
+  return status;
+}
+
+absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace,
+                                          Value counters) {
   Value ticks = i32(0x989680);
-  Value wg = e.sub(e.udiv(tid, i32(128)), i32(1)); // 0 or 1: rows [64 wg, 64 wg + 64)
+  Value wg = e.sub(e.udiv(tid, i32(128)), i32(1)); // rows [64 wg, 64 wg + 64) of the tile
   Value warp = e.urem(e.udiv(tid, i32(32)), i32(4));
   Value lane = e.urem(tid, i32(32));
+  Value ctid = e.sub(tid, i32(128)); // among the consumer threads
+  int64_t consumerThreads = 128 * t.consumers();
   Value smemBase = e.trunc(e.i32, e.ptrtoint(smem));
   auto elemKind = l.element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   auto shapeAttr = NVVM::MMAShapeAttr::get(e.ctx, 64, static_cast<int>(t.n), 16);
-  Operation *yield = body.getTerminator();
   absl::Status status = absl::OkStatus();
 
-  // Issues the 4 wgmmas of the k-block in stage `it` on `acc` (a null acc:
-  // the first k-block of a tile, whose first wgmma does not read it);
-  // returns acc.
-  auto issue = [&](Value it, Value acc) {
-    bool first = !acc;
+  // Issues the wgmmas of the k-block in stage `it` on `accs` (empty: the
+  // first k-block of a unit, whose first wgmmas do not read them).
+  auto issue = [&](Value it, SmallVector<Value> accs) {
+    bool first = accs.empty();
     if (first)
-      acc = LLVM::UndefOp::create(builder, accType);
+      for (int64_t r = 0; r < t.rhs; ++r)
+        accs.push_back(LLVM::UndefOp::create(builder, accType));
     Value s = e.urem(it, i32(t.stages));
     Value phase = e.band(e.udiv(it, i32(t.stages)), i32(1));
-    Value full = sharedAt(smem, e.add(i32(barrierOffset), e.mul(s, i32(8))));
-    NVVM::MBarrierTryWaitParityOp::create(builder, full, phase, ticks);
+    NVVM::MBarrierTryWaitParityOp::create(builder, barrierAt(smem, 0, s), phase, ticks);
     Value stage = e.add(smemBase, e.mul(s, i32(t.stageBytes())));
-    // Descriptors first: all inputs of the wgmmas are defined before the
-    // first is issued.
-    SmallVector<Value> da, db;
+    // Descriptors first: every input of the wgmmas is defined before the
+    // first is issued. K-major operands leave the leading offset unused (16,
+    // as CUTLASS writes it); MN-major ones step t.k rows of 128 bytes
+    // between their 64-element blocks.
+    SmallVector<Value> da;
+    SmallVector<SmallVector<Value>> db(t.rhs);
     for (int64_t kk = 0; kk < t.k / 16; ++kk) {
       Value a = l.transposeLhs
                     ? e.add(stage, e.add(e.mul(wg, i32(t.k * 128)), i32(kk * 16 * 128)))
                     : e.add(stage, e.add(e.mul(wg, i32(64 * 128)), i32(kk * 32)));
-      // K-major operands leave the leading offset unused (16, as CUTLASS
-      // writes it); MN-major ones step t.k rows of 128 bytes between their
-      // 64-element blocks.
       da.push_back(descriptor(a, l.transposeLhs ? t.k * 128 : 16));
-      Value bAddr = e.add(stage, i32(aBytes + (l.transposeRhs ? kk * 32 : kk * 16 * 128)));
-      db.push_back(descriptor(bAddr, l.transposeRhs ? 16 : t.k * 128));
+      for (int64_t r = 0; r < t.rhs; ++r) {
+        Value bAddr = e.add(stage, i32(aBytes + r * bBytes +
+                                       (l.transposeRhs ? kk * 32 : kk * 16 * 128)));
+        db[r].push_back(descriptor(bAddr, l.transposeRhs ? 16 : t.k * 128));
+      }
     }
     NVVM::WgmmaFenceAlignedOp::create(builder);
     for (int64_t kk = 0; kk < t.k / 16; ++kk)
-      acc = NVVM::WgmmaMmaAsyncOp::create(
-          builder, accType, acc, da[kk], db[kk], shapeAttr, elemKind, elemKind,
-          NVVM::WGMMATypes::f32,
-          first && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-          NVVM::WGMMAScaleIn::one,
-          NVVM::WGMMAScaleIn::one,
-          l.transposeLhs ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-          l.transposeRhs ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-          NVVM::MMAIntOverflowAttr());
+      for (int64_t r = 0; r < t.rhs; ++r)
+        accs[r] = NVVM::WgmmaMmaAsyncOp::create(
+            builder, accType, accs[r], da[kk], db[r][kk], shapeAttr, elemKind, elemKind,
+            NVVM::WGMMATypes::f32,
+            first && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+            NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+            l.transposeLhs ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+            l.transposeRhs ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+            NVVM::MMAIntOverflowAttr());
     NVVM::WgmmaGroupSyncAlignedOp::create(builder);
-    return acc;
+    return accs;
   };
   // Hands the stage of k-block `it` back to the producer.
   auto release = [&](Value it) {
     Value s = e.urem(it, i32(t.stages));
-    Value empty = sharedAt(smem, e.add(i32(barrierOffset + 8 * t.stages), e.mul(s, i32(8))));
-    NVVM::MBarrierArriveOp::create(builder, Type(), empty, Value(), NVVM::MemScopeKind::CTA,
-                                   false);
+    NVVM::MBarrierArriveOp::create(builder, Type(), barrierAt(smem, 1, s), Value(),
+                                   NVVM::MemScopeKind::CTA, false);
+  };
+  auto consumerBarrier = [&] {
+    NVVM::BarrierOp::create(builder, Type(), i32(1), i32(consumerThreads),
+                            NVVM::BarrierReductionAttr(), Value());
   };
 
-  e.loop(e.ctaidX(), i32(numTiles), e.nctaidX(), {i32(0)},
-         [&](Value tile, ValueRange carried) -> SmallVector<Value> {
-    auto [b, tm, tn] = decodeTile(tile);
+  e.loop(e.ctaidX(), i32(numTiles * t.split), e.nctaidX(), {i32(0)},
+         [&](Value unit, ValueRange carried) -> SmallVector<Value> {
+    auto [b, tm, tn, part] = decodeUnit(unit);
+    auto [kBegin, kEnd] = kRange(part);
     Value it0 = carried[0];
-    // The first k-block starts from zero; each later one waits for the
-    // previous group (one stays in flight) and releases its stage.
-    Value acc = issue(it0, Value());
+    // The first k-block starts the accumulators; each later one waits for
+    // the previous group (one stays in flight) and releases its stage.
+    SmallVector<Value> accs = issue(it0, {});
     Value it = e.add(it0, i32(1));
-    if (numK > 1) {
-      SmallVector<Value> out = e.loop(
-          i32(1), i32(numK), i32(1), {it, acc}, [&](Value, ValueRange c) -> SmallVector<Value> {
-            Value next = issue(c[0], c[1]);
-            next = waitAcc(next, 1);
-            release(e.sub(c[0], i32(1)));
-            return {e.add(c[0], i32(1)), next};
-          });
-      it = out[0];
-      acc = out[1];
-    }
-    acc = waitAcc(acc, 0);
+    SmallVector<Value> inits{it};
+    inits.append(accs.begin(), accs.end());
+    SmallVector<Value> out = e.loop(
+        e.add(kBegin, i32(1)), kEnd, i32(1), inits,
+        [&](Value, ValueRange c) -> SmallVector<Value> {
+          SmallVector<Value> next = issue(c[0], SmallVector<Value>(c.drop_front()));
+          next = waitAcc(next, 1);
+          release(e.sub(c[0], i32(1)));
+          SmallVector<Value> r{e.add(c[0], i32(1))};
+          r.append(next.begin(), next.end());
+          return r;
+        });
+    it = out[0];
+    accs.assign(out.begin() + 1, out.end());
+    accs = waitAcc(accs, 0);
     release(e.sub(it, i32(1)));
 
-    // The epilogue: thread (warp, lane) of a consumer warpgroup holds rows
-    // 16 warp + lane / 4 (+ 8) and columns 8 j + 2 (lane % 4) (+ 1) of its
-    // 64 rows: element 4 j + 2 i + e of the accumulator.
-    Value rowBase = e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64))),
-                          e.add(e.mul(warp, i32(16)), e.udiv(lane, i32(4))));
-    Value colBase = e.add(e.mul(tn, i32(t.n)), e.mul(e.urem(lane, i32(4)), i32(2)));
-    Value b64 = e.zext(e.i64, b);
-    for (int64_t i = 0; i < 2; ++i) {
-      Value row = e.add(rowBase, i32(8 * i));
-      Value rowOk = e.icmp(LLVM::ICmpPredicate::ult, row, i32(l.m));
-      Value rowFlat = e.mul(e.add(e.mul(b64, e.i64c(l.m)), e.zext(e.i64, row)), e.i64c(l.n));
-      for (int64_t j = 0; j < t.n / 8; ++j) {
-        Value col = e.add(colBase, i32(8 * j));
-        // An even N keeps each pair of columns in bounds together and
-        // 4-byte aligned: one guard and one vector store a pair.
-        int64_t pairs = l.n % 2 == 0 ? 1 : 2;
-        for (int64_t p = 0; p < pairs && status.ok(); ++p) {
-          Value c = pairs == 1 ? col : e.add(col, i32(p));
-          Value ok = e.band(rowOk, e.icmp(LLVM::ICmpPredicate::ult, c, i32(l.n)));
-          e.ifThen(ok, [&] {
-            openScope();
-            Value flat0 = e.add(rowFlat, e.zext(e.i64, c));
-            SmallVector<SmallVector<Value>> values(yield->getNumOperands());
-            for (int64_t q = 0; q < (pairs == 1 ? 2 : 1); ++q) {
-              int64_t element = 4 * j + 2 * i + (pairs == 1 ? q : p);
-              accElement = e.extractValue(acc, element);
-              Value flat = q ? e.add(flat0, e.i64c(1)) : flat0;
-              for (auto [r, o] : llvm::enumerate(yield->getOperands())) {
-                auto v = eval(o, flat, 0);
-                if (!v.ok()) {
-                  status = v.status();
-                  return;
-                }
-                values[r].push_back(*v);
-              }
-            }
-            for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
-              if (values[r].size() == 2)
-                storeVector(r, values[r], flat0);
-              else
-                storeResult(r, values[r][0], flat0);
-            }
-            closeScope();
-          });
-        }
-      }
+    auto runEpilogue = [&](ArrayRef<Value> finals) {
+      // Interior tiles skip the bounds checks.
+      Value interior = e.band(
+          e.icmp(LLVM::ICmpPredicate::ule, e.add(e.mul(tm, i32(t.m)), i32(t.m)), i32(l.m)),
+          e.icmp(LLVM::ICmpPredicate::ule, e.add(e.mul(tn, i32(t.n)), i32(t.n)), i32(l.n)));
+      Block *fast = e.newBlock(), *slow = e.newBlock(), *done = e.newBlock();
+      e.condBr(interior, fast, slow);
+      e.setBlock(fast);
+      if (status.ok())
+        status = epilogue(finals, b, tm, tn, wg, warp, lane, /*guarded=*/false);
+      e.br(done);
+      e.moveToEnd(slow);
+      e.setBlock(slow);
+      if (status.ok())
+        status = epilogue(finals, b, tm, tn, wg, warp, lane, /*guarded=*/true);
+      e.br(done);
+      e.moveToEnd(done);
+      e.setBlock(done);
+    };
+
+    if (t.split == 1) {
+      runEpilogue(accs);
+      return {it};
     }
+    // Split-K: this part's accumulators to the workspace, then the last part
+    // of the tile (counted atomically) sums every part in order and runs the
+    // epilogue.
+    Value tile = e.udiv(unit, i32(t.split));
+    int64_t regs = t.accRegs();
+    auto slot = [&](Value p) { // the thread's floats of part p of the tile
+      Value u = e.add(e.mul(tile, i32(t.split)), p);
+      Value index = e.add(e.mul(e.zext(e.i64, e.add(e.mul(u, i32(consumerThreads)), ctid)),
+                                e.i64c(regs)),
+                          e.i64c(0));
+      return e.gep(workspace, e.f32, index);
+    };
+    Value mine = slot(part);
+    for (int64_t r = 0; r < t.rhs; ++r)
+      for (int64_t q = 0; q < t.n / 2; q += 4) {
+        SmallVector<Value> four;
+        for (int64_t x = 0; x < 4; ++x)
+          four.push_back(e.extractValue(accs[r], q + x));
+        e.store(e.pack(four), e.gep(mine, e.f32, e.i64c(r * t.n / 2 + q)), 16);
+      }
+    LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
+    consumerBarrier();
+    Value flag = sharedAt(smem, i32(flagOffset));
+    e.ifThen(e.icmp(LLVM::ICmpPredicate::eq, ctid, i32(0)), [&] {
+      Value counter = e.gep(counters, e.i32, e.zext(e.i64, tile));
+      Value old = LLVM::AtomicRMWOp::create(builder, LLVM::AtomicBinOp::add, counter, i32(1),
+                                            LLVM::AtomicOrdering::acq_rel, "device");
+      Value last = e.icmp(LLVM::ICmpPredicate::eq, old, i32(t.split - 1));
+      e.store(e.zext(e.i32, last), flag);
+      // The last part resets the counter for the next launch.
+      e.ifThen(last, [&] { e.store(i32(0), counter); });
+    });
+    consumerBarrier();
+    Value last = e.icmp(LLVM::ICmpPredicate::ne, e.load(e.i32, flag), i32(0));
+    e.ifThen(last, [&] {
+      LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
+      // A loop over the parts (not unrolled: one part's loads live at a
+      // time), summing in order.
+      SmallVector<Value> zeros(t.rhs * t.n / 2, e.f32c(0));
+      SmallVector<Value> total = e.loop(
+          i32(0), i32(t.split), i32(1), zeros, [&](Value p, ValueRange sums) -> SmallVector<Value> {
+            Value from = slot(p);
+            SmallVector<Value> next(sums.begin(), sums.end());
+            for (int64_t q = 0; q < t.rhs * t.n / 2; q += 4) {
+              Value four = LLVM::LoadOp::create(builder, VectorType::get({4}, e.f32),
+                                                e.gep(from, e.f32, e.i64c(q)), 16,
+                                                /*isVolatile=*/true);
+              for (int64_t x = 0; x < 4; ++x)
+                next[q + x] = e.fadd(sums[q + x], e.extract(four, x));
+            }
+            return next;
+          });
+      SmallVector<SmallVector<Value>> sums(t.rhs, SmallVector<Value>(t.n / 2));
+      for (int64_t r = 0; r < t.rhs; ++r)
+        for (int64_t q = 0; q < t.n / 2; ++q)
+          sums[r][q] = total[r * t.n / 2 + q];
+      SmallVector<Value> finals;
+      for (int64_t r = 0; r < t.rhs; ++r) {
+        Value acc = LLVM::UndefOp::create(builder, accType);
+        for (int64_t q = 0; q < t.n / 2; ++q)
+          acc = LLVM::InsertValueOp::create(builder, acc, sums[r][q], ArrayRef<int64_t>{q});
+        finals.push_back(acc);
+      }
+      runEpilogue(finals);
+    });
+    // The flag is read before anyone writes the next unit's.
+    consumerBarrier();
     return {it};
   });
   return status;
@@ -366,33 +588,39 @@ absl::Status MatmulWgmmaEmitter::build() {
   tilesN = (l.n + t.n - 1) / t.n;
   numTiles = tilesM * tilesN * l.batchCount();
   numK = (l.k + t.k - 1) / t.k;
+  perSplit = (numK + t.split - 1) / t.split;
   aBytes = t.m * t.k * 2;
   bBytes = t.n * t.k * 2;
   barrierOffset = t.stages * t.stageBytes();
-  if (numTiles >= (int64_t(1) << 31))
-    return unimplemented(kernel, "more than 2^31 tiles");
+  flagOffset = barrierOffset + 16 * t.stages;
+  if (numTiles * t.split >= (int64_t(1) << 31))
+    return unimplemented(kernel, "more than 2^31 work units");
+  if (t.split > 1 && perSplit * (t.split - 1) >= numK)
+    return absl::InvalidArgumentError("matmul_wgmma: a split leaves a part of K empty");
   accType = LLVM::LLVMStructType::getLiteral(e.ctx, SmallVector<Type>(t.n / 2, e.f32));
 
-  // 384 threads a CTA (registers capped for setmaxnreg); the tensor-map
-  // table is the last parameter.
+  // Registers capped for setmaxnreg (one CTA an SM); the tensor-map table,
+  // then split-K's workspace and counters, are the last parameters.
   SmallVector<NamedAttribute> attrs{builder.getNamedAttr(
-      NVVM::NVVMDialect::getMaxntidAttrName(), builder.getDenseI32ArrayAttr({kThreads}))};
+      NVVM::NVVMDialect::getMaxntidAttrName(),
+      builder.getDenseI32ArrayAttr({static_cast<int32_t>(t.threads())}))};
   attrs.push_back(builder.getNamedAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                                        builder.getI32IntegerAttr(1)));
-  beginFunction(attrs, /*extra=*/1);
+  beginFunction(attrs, /*extra=*/t.split > 1 ? 3 : 1);
   Value table = extraPtrs[0];
+  Value workspace = t.split > 1 ? extraPtrs[1] : Value();
+  Value counters = t.split > 1 ? extraPtrs[2] : Value();
 
   // Dynamic shared memory, aligned up to 1024 bytes (the 128-byte swizzle's
   // atom) at run time: the declaration promises only 16, so that LLVM
   // cannot fold the alignment away if the driver places it otherwise.
-  Value dynamic;
   {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(module.getBody());
     LLVM::GlobalOp::create(builder, LLVM::LLVMArrayType::get(e.i8, 0), false,
                            LLVM::Linkage::External, "__fusec_dynamic_smem", Attribute(), 16, 3);
   }
-  dynamic = LLVM::AddressOfOp::create(builder, e.sharedPtr, "__fusec_dynamic_smem");
+  Value dynamic = LLVM::AddressOfOp::create(builder, e.sharedPtr, "__fusec_dynamic_smem");
   Value base32 = e.trunc(e.i32, e.ptrtoint(dynamic));
   Value pad = e.band(e.sub(i32(0), base32), i32(1023));
   Value smem = sharedAt(dynamic, pad);
@@ -407,7 +635,7 @@ absl::Status MatmulWgmmaEmitter::build() {
                                    Value());
       NVVM::MBarrierInitOp::create(builder,
                                    sharedAt(smem, i32(barrierOffset + 8 * (t.stages + s))),
-                                   i32(256), Value());
+                                   i32(128 * t.consumers()), Value());
     }
     NVVM::FenceMbarrierInitOp::create(builder);
   });
@@ -416,15 +644,21 @@ absl::Status MatmulWgmmaEmitter::build() {
   Block *producerBlock = e.newBlock(), *consumerBlock = e.newBlock(), *exit = e.newBlock();
   e.condBr(e.icmp(LLVM::ICmpPredicate::ult, tid, i32(128)), producerBlock, consumerBlock);
 
+  // Two consumer warpgroups need more registers than an even share of 384
+  // threads: the producer gives them back. With one, 256 threads have 255
+  // each and nothing moves.
+  bool rebalance = t.consumers() > 1;
   e.setBlock(producerBlock);
-  NVVM::SetMaxRegisterOp::create(builder, kProducerRegs, NVVM::SetMaxRegisterAction::decrease);
+  if (rebalance)
+    NVVM::SetMaxRegisterOp::create(builder, kProducerRegs, NVVM::SetMaxRegisterAction::decrease);
   e.ifThen(e.icmp(LLVM::ICmpPredicate::eq, tid, i32(0)), [&] { producer(smem, table); });
   e.br(exit);
 
   e.moveToEnd(consumerBlock);
   e.setBlock(consumerBlock);
-  NVVM::SetMaxRegisterOp::create(builder, kConsumerRegs, NVVM::SetMaxRegisterAction::increase);
-  if (auto st = consumer(smem, tid); !st.ok())
+  if (rebalance)
+    NVVM::SetMaxRegisterOp::create(builder, kConsumerRegs, NVVM::SetMaxRegisterAction::increase);
+  if (auto st = consumer(smem, tid, workspace, counters); !st.ok())
     return st;
   e.br(exit);
 
@@ -436,21 +670,25 @@ absl::Status MatmulWgmmaEmitter::build() {
 
 } // namespace
 
-absl::StatusOr<SmallVector<TensorMapAttr>> emitMatmulWgmma(const StrategyInput &in) {
+absl::StatusOr<TensorCoreKernel> emitMatmulWgmma(const StrategyInput &in) {
   std::string why;
   auto layout = analyzeMatmul(in.kernel, in.shape, &why);
   if (!layout)
     return unimplemented(in.kernel, "matmul_wgmma cannot take this kernel: " + why);
   auto tile = in.launch.getTile();
-  if (tile.size() != 3 || tile[0] != 128 || (tile[1] != 128 && tile[1] != 256) || tile[2] != 64)
+  int64_t rhs = static_cast<int64_t>(layout->rhs.size());
+  if (tile.size() != 3 || (tile[0] != 64 && tile[0] != 128) ||
+      (tile[1] != 128 && tile[1] != 256) || tile[2] != 64 || tile[1] * rhs > 256)
     return absl::InvalidArgumentError(
-        "matmul_wgmma builds 128 x 128 or 128 x 256 tiles with 64 K a stage");
-  if (in.launch.getBlock() != kThreads)
-    return absl::InvalidArgumentError("matmul_wgmma runs 384 threads a CTA");
+        "matmul_wgmma builds 64 or 128 x 128 or 256 tiles with 64 K a stage, at most 256 "
+        "accumulator columns");
+  if (in.launch.getBlock() != 128 * (1 + tile[0] / 64))
+    return absl::InvalidArgumentError("matmul_wgmma runs a producer and a consumer warpgroup "
+                                      "per 64 rows of the tile");
   MatmulWgmmaEmitter emitter(in, *layout);
   if (auto st = emitter.build(); !st.ok())
     return st;
-  return emitter.tensorMaps();
+  return TensorCoreKernel{emitter.tensorMaps(), emitter.scratch()};
 }
 
 } // namespace fusec::codegen

@@ -34,8 +34,14 @@ absl::Status emitRowsInRegisters(const StrategyInput &in);
 absl::Status emitRowStream(const StrategyInput &in);
 /// column (Columns.cpp).
 absl::Status emitColumns(const StrategyInput &in);
-/// matmul_wgmma (MatmulWgmma.cpp); returns the tensor maps of its table.
-absl::StatusOr<llvm::SmallVector<TensorMapAttr>> emitMatmulWgmma(const StrategyInput &in);
+/// What a tensor-core kernel needs from the JIT: the TMA descriptors of its
+/// table, and zeroed scratch buffers (bytes), passed after the table.
+struct TensorCoreKernel {
+  llvm::SmallVector<TensorMapAttr> maps;
+  llvm::SmallVector<int64_t> scratch;
+};
+/// matmul_wgmma (MatmulWgmma.cpp).
+absl::StatusOr<TensorCoreKernel> emitMatmulWgmma(const StrategyInput &in);
 
 /// The grid-stride loop over 16-byte chunks that elementwise, movement and
 /// SIMT matmul kernels share: a full chunk loads each full-shape operand with

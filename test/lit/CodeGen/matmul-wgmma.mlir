@@ -11,9 +11,9 @@
 
 // gelu(x W + b) in bf16, W row-major [K, N] (MN-major B).
 // PLAN-LABEL: func.func @gelu_bias
-// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [128, 256, 64], stages = 4, smem = 197696, regs = 232>
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [128, 256, 64], stages = 4, smem = 197712, regs = 232>
 // ATTRS-LABEL: func.func @gelu_bias
-// ATTRS: fusec.shared = 197696
+// ATTRS: fusec.shared = 197712
 // ATTRS-SAME: fusec.strategy = #fusec<strategy matmul_wgmma>
 // ATTRS-SAME: fusec.tensor_maps = [#fusec.tensor_map<slot = 1, element_bytes = 2, dims = [1024, 2048], strides = [2048], box = [64, 128], swizzle = 128>, #fusec.tensor_map<slot = 2, element_bytes = 2, dims = [4096, 1024], strides = [8192], box = [64, 64], swizzle = 128>]
 //

@@ -117,6 +117,42 @@ TEST_F(RooflineTest, VectorAddSitsUnderTheRidge) {
   EXPECT_DOUBLE_EQ(k.predictedSeconds, 12582912 / 8e12 + 2e-6);
 }
 
+TEST_F(RooflineTest, TensorCoreKernelsPayForEfficiencyAndTheLastWave) {
+  // 8192^3 bf16 on 132 SMs in 128 x 256 tiles: 64 x 32 = 2048 tiles, 15.5
+  // waves rounded up to 16; the mainloop reaches tensor_efficiency of the
+  // rate. A kernel without a launch plan keeps the bare rate.
+  const char *text = R"mlir(
+    func.func @f(%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+      %r = fusec.kernel "k0_matmul" (%a, %b) %LAUNCH : (tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16> {
+      ^bb0(%x: tensor<8192x8192xbf16>, %y: tensor<8192x8192xbf16>):
+        %0 = fusec.matmul %x, %y : (tensor<8192x8192xbf16>, tensor<8192x8192xbf16>) -> tensor<8192x8192xbf16>
+        fusec.yield %0 : tensor<8192x8192xbf16>
+      }
+      return %r : tensor<8192x8192xbf16>
+    })mlir";
+  auto with = [&](const std::string &launch) {
+    std::string s = text;
+    s.replace(s.find("%LAUNCH"), 7, launch);
+    return s;
+  };
+  auto target = Target::load("h200");
+  ASSERT_TRUE(target.ok());
+  double bare = 2.0 * 8192 * 8192 * 8192 / target->tensorFlopsPerSecond(DType::BF16);
+  GraphAnalysis plain = analyze(with("").c_str(), "h200");
+  ASSERT_EQ(plain.kernels.size(), 1u);
+  EXPECT_NEAR(plain.kernels[0].tensorSeconds, bare, bare * 1e-9);
+  GraphAnalysis planned = analyze(
+      with("{fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, "
+           "tile = [128, 256, 64], stages = 4, smem = 197712, regs = 232>}")
+               .c_str(),
+      "h200");
+  ASSERT_EQ(planned.kernels.size(), 1u);
+  double waves = 16.0 / (2048.0 / 132.0);
+  EXPECT_NEAR(planned.kernels[0].tensorSeconds, bare * waves / target->tensorEfficiency(),
+              bare * 1e-9);
+  EXPECT_LT(target->tensorEfficiency(), 1.0);
+}
+
 TEST_F(RooflineTest, FusionCutsBytesAndPeakMemory) {
   // Fused, the kernel boundary moves a, b and the result (12 bytes an
   // element); unfused, every op's operands and result move.

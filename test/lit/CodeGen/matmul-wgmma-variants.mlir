@@ -1,0 +1,63 @@
+// matmul_wgmma tile variants: the narrow (decode) tile, split-K, and the dual
+// GEMM that shares one lhs (SwiGLU), each assembled by ptxas without spills.
+// RUN: fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PLAN
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
+// RUN: FileCheck %s --check-prefix=ATTRS < %t/out.mlir
+// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/decode.k0_matmul.ptx %t/split_k.k0_matmul.ptx %t/swiglu.k0_matmul_mul.ptx
+// REQUIRES: ptxas
+
+// Decode: 16 rows. A 64-row tile with one consumer warpgroup (256 threads,
+// no register reallocation), 128 columns so that 86 blocks fill the SMs.
+// PLAN-LABEL: func.func @decode
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 86, block = 256, tile = [64, 128, 64], stages = 8
+// CHECK-LABEL: llvm.func @k0_matmul(
+// CHECK-SAME: nvvm.maxntid = array<i32: 256>
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NOT: llvm.atomicrmw
+// CHECK: llvm.return
+func.func @decode(%x: tensor<16x4096xbf16>, %w: tensor<11008x4096xbf16>) -> tensor<16x11008xbf16> {
+  %0 = fusec.matmul %x, %w {transpose_rhs} : (tensor<16x4096xbf16>, tensor<11008x4096xbf16>) -> tensor<16x11008xbf16>
+  return %0 : tensor<16x11008xbf16>
+}
+
+// 16 output tiles over a K of 8192: split K eight ways. Each split writes its
+// f32 partial tile into a scratch workspace, and the last split to arrive at
+// the tile's counter (an acq_rel atomic, fenced) sums the partials in split
+// order and runs the epilogue.
+// PLAN-LABEL: func.func @split_k
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 128, block = 384, tile = [128, 128, 64], stages = 7, split = 8
+// ATTRS-LABEL: func.func @split_k
+// ATTRS: fusec.scratch = array<i64: 8388608, 64>
+// CHECK-LABEL: llvm.func @k0_matmul(
+// The operands, the result, the workspace and the counters, the table.
+// CHECK-SAME: %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias})
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: llvm.atomicrmw add {{.*}} syncscope("device") acq_rel : !llvm.ptr<1>, i32
+// CHECK: llvm.fence syncscope("device") acq_rel
+func.func @split_k(%a: tensor<512x8192xbf16>, %b: tensor<8192x512xbf16>) -> tensor<512x512xbf16> {
+  %0 = fusec.matmul %a, %b : (tensor<512x8192xbf16>, tensor<8192x512xbf16>) -> tensor<512x512xbf16>
+  return %0 : tensor<512x512xbf16>
+}
+
+// silu(x Wg^T) * (x Wu^T): one kernel, two accumulators. Each k step loads
+// one A box and both B boxes, and every A descriptor feeds two wgmmas.
+// PLAN-LABEL: func.func @swiglu
+// PLAN-COUNT-1: fusec.kernel
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [128, 128, 64], stages = 4
+// PLAN-NOT: fusec.kernel
+// CHECK-LABEL: llvm.func @k0_matmul_mul(
+// CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: %[[G:.*]] = nvvm.wgmma.mma_async %[[A:.*]], %{{.*}}, %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>]
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[A]], %{{.*}}, %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <zero>]
+// CHECK-NEXT: nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[G]], <m = 64, n = 128, k = 16>, D[<f32>, <one>]
+func.func @swiglu(%x: tensor<4096x2048xbf16>, %wg: tensor<5632x2048xbf16>, %wu: tensor<5632x2048xbf16>) -> tensor<4096x5632xbf16> {
+  %g = fusec.matmul %x, %wg {transpose_rhs} : (tensor<4096x2048xbf16>, tensor<5632x2048xbf16>) -> tensor<4096x5632xbf16>
+  %u = fusec.matmul %x, %wu {transpose_rhs} : (tensor<4096x2048xbf16>, tensor<5632x2048xbf16>) -> tensor<4096x5632xbf16>
+  %s = fusec.silu %g : tensor<4096x5632xbf16>
+  %y = fusec.mul %s, %u : tensor<4096x5632xbf16>
+  return %y : tensor<4096x5632xbf16>
+}
