@@ -67,6 +67,13 @@ def mlir(m, n, k, batch=(), rhs_batch=True, tl=False, tr=False, dt="bf16", out=N
     elif epilogue == "silu":
         lines.append(f"  %e0 = fusec.silu %mm : {o_t}")
         last = "%e0"
+    elif epilogue == "swiglu":
+        # A second matmul of the same lhs: silu(a b) * (a b2), one dual-GEMM kernel.
+        params.append(f"%b2: {b_t}")
+        lines.append(f"  %mm2 = fusec.matmul %a, %b2{attr} : ({a_t}, {b_t}) -> {o_t}")
+        lines.append(f"  %e0 = fusec.silu %mm : {o_t}")
+        lines.append(f"  %e1 = fusec.mul %e0, %mm2 : {o_t}")
+        last = "%e1"
     elif epilogue == "scale":
         lines.append(f"  %c = fusec.constant dense<0.125> : {o_t}")
         lines.append(f"  %e0 = fusec.mul %mm, %c : {o_t}")
@@ -115,6 +122,14 @@ def small_cases():
     for ep in EPILOGUES[1:]:
         cases.append(dict(m=150, n=264, k=200, epilogue=ep))
     cases.append(dict(m=150, n=264, k=200, epilogue="bias_gelu", tr=True, dt="f16"))
+    # Dual GEMM (two accumulators): ragged, K-major B, split-K, the 64-row tile.
+    cases.append(dict(m=150, n=264, k=200, epilogue="swiglu"))
+    cases.append(dict(m=200, n=136, k=520, epilogue="swiglu", tr=True, dt="f16"))
+    cases.append(dict(m=100, n=136, k=1040, epilogue="swiglu", tr=True))
+    cases.append(dict(m=16, n=520, k=264, epilogue="swiglu", tr=True))
+    # Split-K with an epilogue, and the 64-row tile with a batch.
+    cases.append(dict(m=130, n=264, k=2056, epilogue="bias_gelu"))
+    cases.append(dict(m=40, n=200, k=520, batch=(3,), tr=True))
     # Rows not a multiple of 16 bytes: the SIMT fallback, still correct.
     cases.append(dict(m=33, n=17, k=17))
     cases.append(dict(m=5, n=7, k=9, tr=True))
@@ -154,11 +169,22 @@ def main():
             tb = tb.transpose(-1, -2)
         return torch.matmul(ta, tb)
 
+    def reference_case(d, c):
+        a = np.load(os.path.join(d, "input_0.npy"))
+        b = np.load(os.path.join(d, "input_1.npy"))
+        ref = reference(a, b, c)
+        if c.get("epilogue") == "swiglu":
+            up = reference(a, np.load(os.path.join(d, "input_2.npy")), c)
+            ref = torch.nn.functional.silu(ref) * up
+        return ref
+
     large = [dict(m=4096, n=4096, k=4096), dict(m=8192, n=8192, k=8192),
              dict(m=4096, n=6144, k=2048), dict(m=4096, n=2048, k=2048),
              dict(m=4096, n=5632, k=2048), dict(m=4096, n=2048, k=5632),
              dict(m=16, n=4096, k=4096), dict(m=4096, n=4096, k=4096, tr=True),
-             dict(m=1000, n=4104, k=1032, tl=True)]
+             dict(m=1000, n=4104, k=1032, tl=True),
+             dict(m=4096, n=5632, k=2048, tr=True, epilogue="swiglu"),
+             dict(m=64, n=4096, k=8192, tr=True)]
     if QUICK:
         large = large[:3]
     for i, c in enumerate(large if check else []):
@@ -170,10 +196,8 @@ def main():
                                f"--seed={100 + i}", f"--output-dir={d}")
         rel = None
         if rc == 0:
-            a = np.load(os.path.join(d, "input_0.npy"))
-            b = np.load(os.path.join(d, "input_1.npy"))
-            got = torch.from_numpy(np.load(os.path.join(d, "result_0.npy"))).cuda()
-            ref = reference(a, b, c)
+            got = torch.from_numpy(np.load(os.path.join(d, "result_0.npy"))).cuda().float()
+            ref = reference_case(d, c)
             rel = float(torch.linalg.vector_norm(got - ref) / torch.linalg.vector_norm(ref))
         ok = rc == 0 and rel is not None and rel < 1e-2
         ok_all &= ok
@@ -216,6 +240,7 @@ def main():
     speed += [("decode", dict(m=m, n=4096, k=4096)) for m in (1, 16, 64, 256)]
     speed += [("linear", dict(m=4096, n=4096, k=4096, tr=True))]
     speed += [("gelu_bias", dict(m=8192, n=8192, k=8192, epilogue="bias_gelu"))]
+    speed += [("swiglu", dict(m=4096, n=5632, k=2048, tr=True, epilogue="swiglu"))]
     if QUICK:
         speed = speed[:3]
     for label, c in speed:
@@ -224,14 +249,19 @@ def main():
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) if c.get("tr") else \
             torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
         bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
-        if c.get("tr"):
+        w2 = torch.randn_like(w) if c.get("epilogue") == "swiglu" else None
+        if c.get("epilogue") == "swiglu":
+            # cuBLAS does the two GEMMs; the silu-mul is not counted for it.
+            fn = lambda: (torch.matmul(a, w.t()), torch.matmul(a, w2.t()))
+        elif c.get("tr"):
             fn = lambda: torch.matmul(a, w.t())
         else:
             fn = lambda: torch.matmul(a, w)
         path = os.path.join(tmp, f"speed_{label.replace('/', '_')}_{m}x{n}x{k}.mlir")
         open(path, "w").write(mlir(**c))
-        row = dict(label=label, case=c, flops=2.0 * m * n * k,
-                   weight_bytes=2.0 * n * k)
+        dual = 2 if c.get("epilogue") == "swiglu" else 1
+        row = dict(label=label, case=c, flops=2.0 * m * n * k * dual,
+                   weight_bytes=2.0 * n * k * dual)
         cublas, fusec = [], []
         for _ in range(2):  # interleaved
             cublas.append(median_ms(fn))
@@ -250,10 +280,15 @@ def main():
             compiled = torch.compile(eager)
             row["eager_ms"] = median_ms(eager)
             row["inductor_ms"] = median_ms(compiled)
+        if c.get("epilogue") == "swiglu":
+            eager = lambda: torch.nn.functional.silu(torch.matmul(a, w.t())) * torch.matmul(a, w2.t())
+            compiled = torch.compile(eager)
+            row["eager_ms"] = median_ms(eager)
+            row["inductor_ms"] = median_ms(compiled)
         results["speed"].append(row)
         print(f"speed {label} {m}x{n}x{k}: cublas {row['cublas_ms']:.3f} ms, fusec "
               f"{row['fusec_ms'] if row['fusec_ms'] else 'n/a'}", flush=True)
-        del a, w
+        del a, w, w2
         torch.cuda.empty_cache()
     results["clocks_after"] = clocks()
     json.dump(results, open(os.path.join(OUT, "matmul.json"), "w"), indent=2)
@@ -276,8 +311,9 @@ def main():
         print(f"{shape:>22} {row.get('strategy', '?'):>14} {cub:12.1f} {fus:11.1f} "
               f"{fus / cub:9.3f} {wtb:12.3f} {mp:9.2f}")
         if "inductor_ms" in row:
-            print(f"{'':>22} gelu(xW+b): fusec {row['fusec_ms']:.3f} ms, eager "
-                  f"{row['eager_ms']:.3f}, inductor {row['inductor_ms']:.3f}, cuBLAS matmul "
+            what = "silu(xWg)*(xWu)" if c.get("epilogue") == "swiglu" else "gelu(xW+b)"
+            print(f"{'':>22} {what}: fusec {row['fusec_ms']:.3f} ms, eager "
+                  f"{row['eager_ms']:.3f}, inductor {row['inductor_ms']:.3f}, cuBLAS matmul(s) "
                   f"alone {row['cublas_ms']:.3f}")
     return 0 if ok_all else 1
 

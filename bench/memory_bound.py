@@ -11,6 +11,12 @@ Runs on the GPU machine from the repository root (bench/run-gpu.sh calls it):
    graph and size, with CUDA events, and the device-to-device copy ceiling
    measured the same way. Bytes: each input read once, each output written once.
 
+Environment: MEMORY_BOUND_CORRECTNESS=0 skips 1; MEMORY_BOUND_SPEED=0 skips 2;
+MEMORY_BOUND_VARIANTS=0 times only fusec's default (and no-hints) kernels;
+MEMORY_BOUND_TORCH=0 skips eager and Inductor; MEMORY_BOUND_BEFORE=DIR adds
+the previous code generator's kernels for the same graphs (bench/stage-before.sh)
+and prints after/before.
+
 Writes $OUT/memory_bound.json and prints a table last.
 """
 import json
@@ -203,6 +209,8 @@ def main():
     import torch
     n = 128 << 20
     dev = "cuda"
+    # MEMORY_BOUND_TORCH=0: fusec only (before/after runs), no eager or Inductor.
+    with_torch = os.environ.get("MEMORY_BOUND_TORCH", "1") != "0"
 
     def median_ms(fn, reps=30):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -226,9 +234,11 @@ def main():
         _, fn, args = GRAPHS[name]
         nbytes = (len(args) + 1) * n * 2
         xs = [torch.randn(n, device=dev, dtype=torch.bfloat16) for _ in args]
-        eager_ms = median_ms(lambda: fn(*xs))
-        compiled = torch.compile(fn)
-        inductor_ms = median_ms(lambda: compiled(*xs))
+        eager_ms = inductor_ms = None
+        if with_torch:
+            eager_ms = median_ms(lambda: fn(*xs))
+            compiled = torch.compile(fn)
+            inductor_ms = median_ms(lambda: compiled(*xs))
         del xs
         torch.cuda.empty_cache()
         path = os.path.join(tmp, f"{name}_bf16_big.mlir")
@@ -265,10 +275,12 @@ def main():
         g = torch.randn(cols, device=dev, dtype=torch.bfloat16)
         b = torch.randn(cols, device=dev, dtype=torch.bfloat16)
         nbytes = 2 * rows * cols * 2
-        eager_ms = median_ms(lambda: row_torch(name, x, g, b))
-        torch._dynamo.reset()
-        compiled = torch.compile(lambda x, g, b: row_torch(name, x, g, b))
-        inductor_ms = median_ms(lambda: compiled(x, g, b))
+        eager_ms = inductor_ms = None
+        if with_torch:
+            eager_ms = median_ms(lambda: row_torch(name, x, g, b))
+            torch._dynamo.reset()
+            compiled = torch.compile(lambda x, g, b: row_torch(name, x, g, b))
+            inductor_ms = median_ms(lambda: compiled(x, g, b))
         del x, g, b
         torch.cuda.empty_cache()
         path = os.path.join(tmp, f"{name}_bf16_{rows}x{cols}.mlir")
@@ -316,7 +328,7 @@ def main():
         def cell(k):
             v = r.get(f"{k}_tbps")
             return f"{v:4.2f} ({v / copy_tbps:3.0%})" if v else "    -     "
-        ratio = (r["inductor_ms"] / r["fusec_ms"]) if r.get("fusec_ms") else 0
+        ratio = (r["inductor_ms"] / r["fusec_ms"]) if r.get("fusec_ms") and r.get("inductor_ms") else 0
         if ratio:
             ratios.append(ratio)
         mp = (r["fusec_ms"] / r["predicted_ms"]) if r.get("fusec_ms") and r.get("predicted_ms") else 0

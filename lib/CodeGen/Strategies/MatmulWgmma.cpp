@@ -516,12 +516,17 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     // epilogue.
     Value tile = e.udiv(unit, i32(t.split));
     int64_t regs = t.accRegs();
-    auto slot = [&](Value p) { // the thread's floats of part p of the tile
+    // Part p of the tile holds regs floats a consumer thread, in groups of
+    // four: group g of every thread, then group g + 1, so that a warp's
+    // 16-byte accesses are contiguous.
+    auto slot = [&](Value p) { // the thread's first group of part p
       Value u = e.add(e.mul(tile, i32(t.split)), p);
-      Value index = e.add(e.mul(e.zext(e.i64, e.add(e.mul(u, i32(consumerThreads)), ctid)),
-                                e.i64c(regs)),
-                          e.i64c(0));
+      Value index = e.add(e.mul(e.zext(e.i64, u), e.i64c(regs * consumerThreads)),
+                          e.mul(e.zext(e.i64, ctid), e.i64c(4)));
       return e.gep(workspace, e.f32, index);
+    };
+    auto group = [&](Value from, int64_t q) { // floats q..q+3 of the thread
+      return e.gep(from, e.f32, e.i64c(q / 4 * 4 * consumerThreads));
     };
     Value mine = slot(part);
     for (int64_t r = 0; r < t.rhs; ++r)
@@ -529,7 +534,7 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
         SmallVector<Value> four;
         for (int64_t x = 0; x < 4; ++x)
           four.push_back(e.extractValue(accs[r], q + x));
-        e.store(e.pack(four), e.gep(mine, e.f32, e.i64c(r * t.n / 2 + q)), 16);
+        e.store(e.pack(four), group(mine, r * t.n / 2 + q), 16);
       }
     LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
     consumerBarrier();
@@ -556,8 +561,7 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
             SmallVector<Value> next(sums.begin(), sums.end());
             for (int64_t q = 0; q < t.rhs * t.n / 2; q += 4) {
               Value four = LLVM::LoadOp::create(builder, VectorType::get({4}, e.f32),
-                                                e.gep(from, e.f32, e.i64c(q)), 16,
-                                                /*isVolatile=*/true);
+                                                group(from, q), 16, /*isVolatile=*/true);
               for (int64_t x = 0; x < 4; ++x)
                 next[q + x] = e.fadd(sums[q + x], e.extract(four, x));
             }
