@@ -102,6 +102,32 @@ def fusec_run(path, *flags, timeout=180):
         return p.returncode, None, p.stdout + p.stderr
 
 
+def heads_mlir(b, s, h, d, dt="bf16"):
+    """@mm: a QKV projection written head-major (the matmul kernel's store
+    through slices, reshapes and transposes) and an output projection reading
+    [B, H, S, D] heads as its rows (the load through a tensor map over the
+    factors), with a residual."""
+    w = h * d
+    t = lambda *dims: "tensor<" + "x".join(str(x) for x in dims) + f"x{dt}>"
+    heads, rows = t(b, h, s, d), t(b, s, h, d)
+    lines = [f"func.func @mm(%x: {t(b * s, w)}, %wqkv: {t(w, 3 * w)}, %o: {heads}, %wo: {t(w, w)}, "
+             f"%r: {t(b * s, w)}) -> ({heads}, {heads}, {heads}, {t(b * s, w)}) {{",
+             f"  %qkv = fusec.matmul %x, %wqkv : ({t(b * s, w)}, {t(w, 3 * w)}) -> {t(b * s, 3 * w)}"]
+    outs = []
+    for i, name in enumerate("qkv"):
+        lines.append(f"  %{name}2 = fusec.slice %qkv offsets [0, {i * w}] strides [1, 1] : "
+                     f"{t(b * s, 3 * w)} -> {t(b * s, w)}")
+        lines.append(f"  %{name}3 = fusec.reshape %{name}2 : {t(b * s, w)} -> {rows}")
+        lines.append(f"  %{name} = fusec.transpose %{name}3 perm [0, 2, 1, 3] : {rows} -> {heads}")
+        outs.append(f"%{name}")
+    lines.append(f"  %o3 = fusec.transpose %o perm [0, 2, 1, 3] : {heads} -> {rows}")
+    lines.append(f"  %o2 = fusec.reshape %o3 : {rows} -> {t(b * s, w)}")
+    lines.append(f"  %p = fusec.matmul %o2, %wo : ({t(b * s, w)}, {t(w, w)}) -> {t(b * s, w)}")
+    lines.append(f"  %y = fusec.add %r, %p : {t(b * s, w)}")
+    lines.append(f"  return {', '.join(outs)}, %y : {heads}, {heads}, {heads}, {t(b * s, w)}")
+    return "\n".join(lines) + "\n}\n"
+
+
 def small_cases():
     cases = []
     # (M, N, K): aligned, ragged (TMA bounds), and unaligned rows (SIMT).
@@ -143,11 +169,18 @@ def main():
     ok_all = True
     check = os.environ.get("MATMUL_CORRECTNESS", "1") != "0"
     small = check and os.environ.get("MATMUL_SMALL", "1") != "0"
-    for i, c in enumerate(small_cases() if small else []):
+    cases = small_cases() if small else []
+    # Movement folded into the store and the load: ragged rows on the store
+    # side, both sides on tensor cores and on the SIMT fallback (sm_80 code).
+    if small:
+        for b, sq, h, d in ((2, 256, 4, 64), (1, 100, 2, 128), (3, 256, 2, 64)):
+            cases.append(dict(heads=(b, sq, h, d)))
+            cases.append(dict(heads=(b, sq, h, d), arch="sm_80"))
+    for i, c in enumerate(cases):
         path = os.path.join(tmp, f"small_{i}.mlir")
-        open(path, "w").write(mlir(**c))
+        open(path, "w").write(heads_mlir(*c["heads"]) if "heads" in c else mlir(**c))
         rc, r, err = fusec_run(path, "--runs=2", "--warmup=1", f"--seed={i + 1}",
-                               "--max-rel-l2=1e-2")
+                               "--max-rel-l2=1e-2", *([f"--arch={c['arch']}"] if "arch" in c else []))
         strategy = r["kernels"][0].get("strategy") if r and r.get("kernels") else None
         ok = rc == 0 and r is not None and r["ok"]
         ok_all &= ok

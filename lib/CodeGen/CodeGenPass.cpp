@@ -21,6 +21,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace fusec {
@@ -165,6 +166,11 @@ public:
         std::string error;
         auto func = kernel->getParentOfType<func::FuncOp>();
         std::string prefix = func ? func.getSymName().str() + "." : "";
+        if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir)) {
+          kernel.emitError() << "fusec-codegen: cannot create " << dumpDir.getValue() << ": "
+                             << ec.message();
+          return signalPassFailure();
+        }
         auto file = openOutputFile(dumpDir + "/" + prefix + g->entry + ".ptx", &error);
         if (!file) {
           kernel.emitError() << "fusec-codegen: " << error;

@@ -355,6 +355,21 @@ void KernelEmitter::storeVector(unsigned i, ArrayRef<Value> lanes, Value base) {
           static_cast<unsigned>(lanes.size() * t.bytes));
 }
 
+void KernelEmitter::storeMapped(unsigned i, const StoreMap &map, ArrayRef<Value> lanes,
+                                ArrayRef<Value> coords) {
+  auto [index, inside] = storeIndex(e, map, coords);
+  auto store = [&] {
+    if (lanes.size() == 1)
+      storeResult(i, lanes[0], index);
+    else
+      storeVector(i, lanes, index);
+  };
+  if (inside)
+    e.ifThen(inside, store);
+  else
+    store();
+}
+
 bool KernelEmitter::isFull(Value v) const {
   return cast<RankedTensorType>(v.getType()).getShape() == ArrayRef<int64_t>(domain);
 }

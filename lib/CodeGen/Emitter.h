@@ -190,6 +190,17 @@ llvm::SmallVector<mlir::Value> coordinates(Emitter &e, mlir::Value flat,
 mlir::Value linearize(Emitter &e, llvm::ArrayRef<mlir::Value> coords,
                       llvm::ArrayRef<int64_t> shape);
 
+/// An output written through movement ops (a matmul's result sliced into Q,
+/// K and V, reshaped into heads and transposed head-major): the full-shape
+/// value it is an image of, and the slices (unit strides), reshapes and
+/// transposes from it, source first. `pairs`: for even c, the domain
+/// elements (..., c) and (..., c + 1) land next to each other in the output
+/// (the first at an even index), both inside or both outside its slices.
+struct StoreMap {
+  mlir::Value source;
+  llvm::SmallVector<mlir::Operation *, 4> chain;
+  bool pairs = false;
+};
 //===----------------------------------------------------------------------===//
 // PTX (Ptx.cpp: the one place with inline PTX) and the NVPTX backend
 //===----------------------------------------------------------------------===//
@@ -274,6 +285,11 @@ protected:
   llvm::SmallVector<mlir::Value> unpack(const RawChunk &raw, bool launder);
   /// Stores `lanes` (compute type) of result `i` as one vector at `base`.
   void storeVector(unsigned i, llvm::ArrayRef<mlir::Value> lanes, mlir::Value base);
+  /// Stores `lanes` (one, or a pair under map.pairs) of result `i`, written
+  /// through `map`, for the domain element at `coords` (the first lane's),
+  /// where the output holds them.
+  void storeMapped(unsigned i, const StoreMap &map, llvm::ArrayRef<mlir::Value> lanes,
+                   llvm::ArrayRef<mlir::Value> coords);
   mlir::Value toCompute(mlir::Value raw, const ElemTypes &t);
   mlir::Value toStorage(mlir::Value value, const ElemTypes &t);
   /// Rounds an f32 value to a narrow float type (and back), as every op
@@ -337,6 +353,14 @@ emitScalarOp(Emitter &e, mlir::Operation *op, llvm::ArrayRef<mlir::Value> in,
 mlir::Value transposeIndex(Emitter &e, TransposeOp op, mlir::Value index);
 mlir::Value sliceIndex(Emitter &e, SliceOp op, mlir::Value index);
 mlir::Value broadcastIndex(Emitter &e, BroadcastOp op, mlir::Value index);
+
+/// The store map of `output` over `domain`, or nothing when `output` is
+/// full-shape or not such an image.
+std::optional<StoreMap> storeMapOf(mlir::Value output, llvm::ArrayRef<int64_t> domain);
+/// Where the domain element at `coords` (i64) lands in the map's output: its
+/// flat index, and whether the output holds it (an i1; null when always).
+std::pair<mlir::Value, mlir::Value> storeIndex(Emitter &e, const StoreMap &map,
+                                               llvm::ArrayRef<mlir::Value> coords);
 
 //===----------------------------------------------------------------------===//
 // Reductions.cpp

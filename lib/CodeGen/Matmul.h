@@ -15,16 +15,51 @@
 
 #include "fusec/CodeGen/LaunchPlan.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <optional>
 #include <string>
 
 namespace fusec::codegen {
+
+/// A matmul operand as TMA reads it: a kernel argument, seen through the
+/// transposes and reshapes between it and the matmul (an attention output
+/// [B, H, S, D] transposed and reshaped into [B S, H D] rows). Each dim of
+/// the operand, outer first, is a list of (extent, stride in elements)
+/// factors of the argument, outer first: a plain argument has one factor a
+/// dim; a transpose permutes dims; a reshape merges dims (factors that are
+/// not contiguous stay apart) and splits them. Every factor becomes a dim
+/// of the operand's tensor map.
+struct OperandView {
+  mlir::BlockArgument arg;
+  using Factors = llvm::SmallVector<std::pair<int64_t, int64_t>, 2>;
+  llvm::SmallVector<Factors, 4> dims;
+  /// Tensor-map dims: each factor, innermost first, of the last dim, the
+  /// second-to-last, then the batch dims inward out (factors of extent 1
+  /// in batch dims dropped).
+  bool plain() const {
+    return llvm::all_of(dims, [](const Factors &f) { return f.size() == 1; });
+  }
+};
+/// The view of `operand`, or nothing when it is computed inside the kernel
+/// (or a reshape splits a factor unevenly).
+std::optional<OperandView> operandViewOf(mlir::Value operand);
+/// Whether TMA reads the view in boxes of `inner` elements of its last dim
+/// by up to 256 of the second-to-last: the last dim's innermost factor is
+/// contiguous (and, with more factors, a multiple of `inner`), a split
+/// second-to-last dim's innermost factor is a multiple of 256, every other
+/// stride a multiple of 16 bytes, at most 5 tensor-map dims.
+bool tmaReadable(const OperandView &view, int64_t inner, int64_t elementBytes,
+                 std::string *why = nullptr);
 
 struct MatmulLayout {
   /// One matmul, or two sharing the lhs (each with its rhs).
   llvm::SmallVector<MatmulOp, 2> ops;
   mlir::BlockArgument lhs;
   llvm::SmallVector<mlir::BlockArgument, 2> rhs;
+  /// How TMA reads each (lhs, then each rhs).
+  OperandView lhsView;
+  llvm::SmallVector<OperandView, 2> rhsViews;
   int64_t m = 0, n = 0, k = 0;
   /// The result's batch dims (outer first) and each operand's (aligned
   /// from the right with the result's; a 1 broadcasts).

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Emitter.h"
 #include "Matmul.h"
 #include "fusec/CodeGen/LaunchPlan.h"
 #include "fusec/CodeGen/RowPlan.h"
@@ -75,7 +76,12 @@ KernelShape analyzeKernel(KernelOp kernel) {
     }
     return s;
   }
-  if (body.getTerminator()->getNumOperands())
+  if (s.matmul) {
+    // The matmul's result: outputs of other shapes are its images through
+    // movement ops (written through them, see StoreMap).
+    auto t = cast<RankedTensorType>(s.matmul.getType());
+    s.domain.assign(t.getShape().begin(), t.getShape().end());
+  } else if (body.getTerminator()->getNumOperands())
     s.domain.assign(
         cast<RankedTensorType>(body.getTerminator()->getOperand(0).getType()).getShape().begin(),
         cast<RankedTensorType>(body.getTerminator()->getOperand(0).getType()).getShape().end());
@@ -85,6 +91,112 @@ KernelShape analyzeKernel(KernelOp kernel) {
 }
 
 namespace codegen {
+
+std::optional<OperandView> operandViewOf(Value operand) {
+  SmallVector<Operation *> chain;
+  Value v = operand;
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<TransposeOp, ReshapeOp>(def))
+      return std::nullopt;
+    chain.push_back(def);
+    v = def->getOperand(0);
+  }
+  OperandView view;
+  view.arg = dyn_cast<BlockArgument>(v);
+  if (!view.arg)
+    return std::nullopt;
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  int64_t stride = 1;
+  view.dims.resize(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    view.dims[d].push_back({shape[d], stride});
+    stride *= shape[d];
+  }
+  for (Operation *op : llvm::reverse(chain)) {
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      SmallVector<OperandView::Factors, 4> next;
+      for (int64_t p : t.getPermutation())
+        next.push_back(view.dims[p]);
+      view.dims = std::move(next);
+      continue;
+    }
+    // Reshape: the factors in order (extent 1 dropped, contiguous
+    // neighbours merged), dealt out to the new dims from the outside in.
+    OperandView::Factors flat;
+    for (const auto &dim : view.dims)
+      for (auto f : dim) {
+        if (f.first == 1)
+          continue;
+        if (!flat.empty() && flat.back().second == f.second * f.first)
+          flat.back() = {flat.back().first * f.first, f.second};
+        else
+          flat.push_back(f);
+      }
+    auto out = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+    SmallVector<OperandView::Factors, 4> next(out.size());
+    size_t at = 0;
+    for (auto [d, extent] : llvm::enumerate(out)) {
+      int64_t need = extent;
+      while (need > 1) {
+        if (at == flat.size())
+          return std::nullopt;
+        auto [size, st] = flat[at];
+        if (size <= need) {
+          if (need % size)
+            return std::nullopt;
+          next[d].push_back(flat[at++]);
+          need /= size;
+        } else {
+          if (size % need)
+            return std::nullopt;
+          // The outer part of the factor; its inner rest stays for the
+          // next dims.
+          next[d].push_back({need, st * (size / need)});
+          flat[at] = {size / need, st};
+          need = 1;
+        }
+      }
+      if (next[d].empty())
+        next[d].push_back({1, 0}); // extent 1: any stride
+    }
+    view.dims = std::move(next);
+  }
+  return view;
+}
+
+bool tmaReadable(const OperandView &view, int64_t inner, int64_t elementBytes, std::string *why) {
+  auto refuse = [&](const std::string &reason) {
+    if (why)
+      *why = reason;
+    return false;
+  };
+  size_t rank = view.dims.size();
+  if (rank < 2)
+    return refuse("an operand of rank below 2");
+  const auto &last = view.dims[rank - 1], &rows = view.dims[rank - 2];
+  if (last.back().second != 1)
+    return refuse("an operand's last dim is not contiguous in memory");
+  if (last.size() > 1 && last.back().first % inner)
+    return refuse("an operand's last dim is split into runs that are not a multiple of the box");
+  if (rows.size() > 1 && rows.back().first % 256)
+    return refuse("an operand's rows are split into runs that are not a multiple of 256");
+  int64_t count = 0;
+  for (auto [d, dim] : llvm::enumerate(view.dims))
+    for (auto [i, f] : llvm::enumerate(dim)) {
+      bool innermost = d + 1 == rank && i + 1 == dim.size();
+      bool batch = d + 2 < rank;
+      if (batch && f.first == 1)
+        continue;
+      ++count;
+      if (innermost || (f.first == 1 && f.second == 0))
+        continue;
+      if (f.second <= 0 || (f.second * elementBytes) % 16)
+        return refuse("an operand's rows are not a multiple of 16 bytes (TMA strides)");
+    }
+  if (count > 5)
+    return refuse("an operand needs more than 5 tensor-map dims");
+  return true;
+}
 
 std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
                                           std::string *why) {
@@ -100,10 +212,14 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
   if (l.ops.size() > 2)
     return refuse("more than two matmuls in the kernel");
   MatmulOp first = l.ops.front();
-  l.lhs = dyn_cast<BlockArgument>(first.getLhs());
+  auto lhsView = operandViewOf(first.getLhs());
+  if (!lhsView)
+    return refuse("an operand is computed inside the kernel (TMA reads operands from memory)");
+  l.lhsView = *lhsView;
+  l.lhs = lhsView->arg;
   for (MatmulOp op : l.ops) {
-    auto rhs = dyn_cast<BlockArgument>(op.getRhs());
-    if (!l.lhs || !rhs || op.getLhs() != first.getLhs())
+    auto rhs = operandViewOf(op.getRhs());
+    if (!rhs || op.getLhs() != first.getLhs())
       return refuse(l.ops.size() > 1
                         ? "two matmuls that do not share their lhs, or an operand computed "
                           "inside the kernel"
@@ -113,9 +229,11 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
         op.getTransposeLhs() != first.getTransposeLhs() ||
         op.getTransposeRhs() != first.getTransposeRhs())
       return refuse("two matmuls of different shapes");
-    l.rhs.push_back(rhs);
+    l.rhs.push_back(rhs->arg);
+    l.rhsViews.push_back(*rhs);
   }
-  Type a = getElementTypeOrSelf(l.lhs.getType()), b = getElementTypeOrSelf(l.rhs[0].getType());
+  Type a = getElementTypeOrSelf(first.getLhs().getType()),
+       b = getElementTypeOrSelf(first.getRhs().getType());
   if (a != b || !(a.isBF16() || a.isF16()))
     return refuse("operands are not both bf16 or both f16");
   l.element = a;
@@ -125,7 +243,22 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
   if (out.getShape() != ArrayRef<int64_t>(s.domain))
     return refuse("the kernel's outputs are not the matmul's shape");
   // The epilogue: everything computed from the matmuls' results is
-  // elementwise at the result's own index.
+  // elementwise at the result's own index, or a movement op on the way to
+  // an output written through it (StoreMap).
+  Operation *yield = kernel.getBody().front().getTerminator();
+  llvm::SmallPtrSet<Operation *, 8> storeChains;
+  for (Value o : yield->getOperands()) {
+    if (cast<RankedTensorType>(o.getType()).getShape() == ArrayRef<int64_t>(s.domain))
+      continue;
+    auto map = storeMapOf(o, s.domain);
+    if (!map)
+      return refuse("an output is not of the matmul's shape nor a slice, reshape or transpose "
+                    "of a value of it");
+    if (Operation *def = map->source.getDefiningOp();
+        def && isa<SliceOp, ReshapeOp, TransposeOp>(def))
+      return refuse("an output's movement ops pass through a value of the matmul's shape");
+    storeChains.insert(map->chain.begin(), map->chain.end());
+  }
   llvm::SmallPtrSet<Operation *, 16> dependent;
   for (MatmulOp op : l.ops)
     dependent.insert(op);
@@ -137,6 +270,13 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
     });
     if (!uses)
       continue;
+    if (storeChains.contains(&op)) {
+      // Only other movement ops of a chain, or the yield, read it.
+      for (Operation *user : op.getUsers())
+        if (!isa<YieldOp>(user) && !storeChains.contains(user))
+          return refuse("a value written through movement ops is also computed on");
+      continue;
+    }
     if (!isa<CastOp, CompareOp, SelectOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, AndOp,
              OrOp, NotOp, NegOp, AbsOp, SignOp, FloorOp, CeilOp, ExpOp, Exp2Op, LogOp, TanhOp,
              ErfOp, SigmoidOp, RsqrtOp, SqrtOp>(op))
@@ -144,8 +284,8 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
                     "' reads the matmul's result at another index");
     dependent.insert(&op);
   }
-  auto lhs = cast<RankedTensorType>(l.lhs.getType()).getShape();
-  auto rhs = cast<RankedTensorType>(l.rhs[0].getType()).getShape();
+  auto lhs = cast<RankedTensorType>(first.getLhs().getType()).getShape();
+  auto rhs = cast<RankedTensorType>(first.getRhs().getType()).getShape();
   l.transposeLhs = first.getTransposeLhs();
   l.transposeRhs = first.getTransposeRhs();
   l.m = out.getDimSize(out.getRank() - 2);
@@ -158,11 +298,13 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
     return refuse("more than 3 batch dims (a tensor map has at most 5)");
   if (l.m < 1 || l.n < 1 || l.k < 1)
     return refuse("an empty matmul");
-  // TMA: every stride a multiple of 16 bytes (the inner dims' extents times
-  // 2 bytes), coordinates within int32.
-  int64_t lhsInner = l.transposeLhs ? l.m : l.k, rhsInner = l.transposeRhs ? l.k : l.n;
-  if ((lhsInner * 2) % 16 || (rhsInner * 2) % 16)
-    return refuse("an operand's rows are not a multiple of 16 bytes (TMA strides)");
+  // TMA: every stride a multiple of 16 bytes, at most 5 dims, boxes of 64
+  // elements of the contiguous dim; coordinates within int32.
+  int64_t bytes = l.element.getIntOrFloatBitWidth() / 8;
+  std::string reason;
+  for (const OperandView *v : {&l.lhsView, &l.rhsViews[0], &l.rhsViews.back()})
+    if (!tmaReadable(*v, 64, bytes, &reason))
+      return refuse(reason);
   if (l.m >= (int64_t(1) << 31) || l.n >= (int64_t(1) << 31) || l.k >= (int64_t(1) << 31))
     return refuse("a dim past 2^31");
   return l;
@@ -193,6 +335,10 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes)
 }
 
 } // namespace codegen
+
+bool matmulOnTensorCores(KernelOp kernel, std::string *why) {
+  return codegen::analyzeMatmul(kernel, analyzeKernel(kernel), why).has_value();
+}
 
 bool strategyRunsOn(Strategy strategy, const std::string &arch) {
   if (strategy == Strategy::matmul_wgmma)

@@ -540,7 +540,9 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
     std::string ptxText = ptx.getValue().str();
     auto cubin = cache.getOrCompile(
         rt::KernelCache::makeKey({ptxText, target, "ptx->cubin"}),
-        [&] { return rt::compilePtx(ptxText, target); });
+        // Plain sm_XY code (no arch-specific features) is compiled for the
+        // GPU present, which runs it (sm_80 code on a Hopper).
+        [&] { return rt::compilePtx(ptxText, absl::EndsWith(target, "a") ? target : ""); });
     if (!cubin.ok())
       return absl::Status(cubin.status().code(),
                           absl::StrCat(where(&op), ": ", cubin.status().message()));

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FoldMovement.h"
 #include "fusec/Passes/Passes.h"
 #include "fusec/Target/Roofline.h"
 
@@ -736,6 +737,7 @@ public:
       Fuser fuser(func, *loaded, remarks);
       if (failed(fuser.run()))
         return signalPassFailure();
+      foldMovementIntoMatmuls(func);
     }
   }
 };

@@ -127,6 +127,12 @@ static cl::opt<std::string> keepLoad(
              "evict_last, nc; default: the target's choice; FUSEC_KEEP_LOAD "
              "overrides)"),
     cl::cat(runCategory));
+static cl::opt<std::string> archOption(
+    "arch",
+    cl::desc("GPU run: the PTX target (sm_80, sm_90a, sm_100a; default: the "
+             "GPU present). A Hopper runs sm_80 code: the strategies without "
+             "tensor cores (matmul_simt) on the same graph"),
+    cl::cat(runCategory));
 static cl::opt<int64_t> rowChunks(
     "row-chunks",
     cl::desc("GPU run: the 16-byte chunks a thread of a row kernel aims to "
@@ -139,6 +145,7 @@ namespace {
 fusec::JitOptions jitOptions() {
   fusec::JitOptions options;
   options.function = functionName;
+  options.target = archOption;
   options.rooflineTarget = rooflineTarget;
   options.streamLoad = streamLoad;
   options.keepLoad = keepLoad;

@@ -57,6 +57,11 @@ struct KernelShape {
 /// refuses what it cannot build).
 KernelShape analyzeKernel(KernelOp kernel);
 
+/// Whether the tensor-core strategies take the matmul kernel `kernel` (its
+/// operands read by TMA, its epilogue elementwise or written through
+/// movement ops); the reason in `why` if not.
+bool matmulOnTensorCores(KernelOp kernel, std::string *why = nullptr);
+
 /// Whether code generation for `arch` builds `strategy` (the tensor-core
 /// strategies are architecture-specific).
 bool strategyRunsOn(Strategy strategy, const std::string &arch);

@@ -127,11 +127,21 @@ def Fuse : Pass<"fusec-fuse", "::mlir::ModuleOp"> {
     - a matmul is only ever the root of a kernel whose other ops are its
       elementwise epilogue on its result's shape (bias, activation,
       residual); such kernels carry `fusec.matmul_epilogue` for the
-      tensor-core code generator; two matmuls never share a kernel;
+      tensor-core code generator; two matmuls share a kernel only when they
+      read the same lhs by rhs of one shape (SwiGLU's gate and up: one GEMM
+      with two accumulators);
     - attention (the runtime's library kernel) stays a top-level op; the
       data-movement ops transpose, slice, concat and gather are never fused
       with others; reshapes and constants are free and stay outside (splat
       constants are copied into the kernels that use them).
+
+    Last, movement next to matmuls: a slice or transpose kernel that reads
+    a matmul kernel's output (through free reshapes) becomes another output
+    of it, written through the movement (a QKV projection writes Q, K and V
+    head-major), and a transpose kernel that feeds a matmul's operand
+    (through reshapes) is read through the operand's tensor map (attention
+    heads as rows); each fold is kept only where the tensor-core strategy
+    takes the resulting kernel.
 
     Memory-aware: if the fused graph's peak live memory would exceed the
     unfused graph's, only the longest prefix of the merges that keeps it

@@ -35,6 +35,16 @@ absl::Status ElementwiseEmitter::build() {
   for (int64_t d : domain)
     elements *= d;
   Operation *yield = body.getTerminator();
+  // Outputs of another shape are written through their movement ops (a
+  // matmul's result sliced and transposed head-major).
+  SmallVector<std::optional<StoreMap>> maps;
+  for (Value r : yield->getOperands()) {
+    maps.push_back(isFull(r) ? std::nullopt : storeMapOf(r, domain));
+    if (!isFull(r) && !maps.back())
+      return absl::InvalidArgumentError(
+          "fusec codegen: an output is neither of the kernel's shape nor a slice, reshape or "
+          "transpose of a value of it");
+  }
   beginFunction();
 
   // Entry: the chunk this thread starts at, and the grid stride.
@@ -74,14 +84,20 @@ absl::Status ElementwiseEmitter::build() {
   for (int64_t lane = 0; lane < vector; ++lane) {
     clearMemo();
     for (auto [i, r] : llvm::enumerate(yield->getOperands())) {
-      auto v = eval(r, laneIndex[lane], static_cast<int>(lane));
+      auto v = eval(maps[i] ? maps[i]->source : r, laneIndex[lane], static_cast<int>(lane));
       if (!v.ok())
         return v.status();
       outLanes[i].push_back(*v);
     }
   }
-  for (unsigned i = 0; i < yield->getNumOperands(); ++i)
-    storeVector(i, outLanes[i], base);
+  for (unsigned i = 0; i < yield->getNumOperands(); ++i) {
+    if (!maps[i]) {
+      storeVector(i, outLanes[i], base);
+      continue;
+    }
+    for (int64_t lane = 0; lane < vector; ++lane)
+      storeMapped(i, *maps[i], outLanes[i][lane], coordinates(laneIndex[lane], domain));
+  }
   e.br(next);
 
   // Partial last chunk: element by element, each guarded.
@@ -94,10 +110,13 @@ absl::Status ElementwiseEmitter::build() {
     e.condBr(e.icmp(LLVM::ICmpPredicate::ult, idx, total), laneBlock, next);
     e.setBlock(laneBlock);
     for (auto [i, r] : llvm::enumerate(yield->getOperands())) {
-      auto v = eval(r, idx, static_cast<int>(lane));
+      auto v = eval(maps[i] ? maps[i]->source : r, idx, static_cast<int>(lane));
       if (!v.ok())
         return v.status();
-      storeResult(static_cast<unsigned>(i), *v, idx);
+      if (maps[i])
+        storeMapped(static_cast<unsigned>(i), *maps[i], *v, coordinates(idx, domain));
+      else
+        storeResult(static_cast<unsigned>(i), *v, idx);
     }
     if (lane + 1 == vector)
       e.br(next);

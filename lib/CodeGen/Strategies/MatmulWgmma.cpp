@@ -105,9 +105,13 @@ private:
   std::tuple<Value, Value, Value, Value> decodeUnit(Value unit);
   /// The k-blocks of part `part`: [begin, end).
   std::pair<Value, Value> kRange(Value part);
-  /// The operand's batch coordinates (outer dims of its tensor map,
-  /// innermost first) for the result's flattened batch index `b`.
+  /// The operand's batch coordinates, outer first, for the result's
+  /// flattened batch index `b` (a broadcast dim reads 0).
   SmallVector<Value> batchCoords(Value b, ArrayRef<int64_t> operandBatch);
+  /// The tensor-map coordinates of the view's element at (batch..., rows,
+  /// inner): each dim's coordinate split over its factors.
+  SmallVector<Value> tmaCoords(const OperandView &view, Value inner, Value rows,
+                               ArrayRef<Value> batch);
   /// wgmma.wait_group with the accumulators as operands and results.
   SmallVector<Value> waitAcc(ArrayRef<Value> accs, int pending);
   Value barrierAt(Value smem, int64_t which, Value s) {
@@ -142,10 +146,33 @@ SmallVector<Value> MatmulWgmmaEmitter::batchCoords(Value b, ArrayRef<int64_t> op
     outer[d] = e.urem(rest, i32(l.batch[d]));
     rest = e.udiv(rest, i32(l.batch[d]));
   }
-  SmallVector<Value> coords;
+  SmallVector<Value> coords; // outer first; a broadcast dim reads 0
   size_t offset = l.batch.size() - operandBatch.size();
-  for (int64_t j = static_cast<int64_t>(operandBatch.size()) - 1; j >= 0; --j)
+  for (size_t j = 0; j < operandBatch.size(); ++j)
     coords.push_back(operandBatch[j] == 1 ? i32(0) : outer[offset + j]);
+  return coords;
+}
+
+SmallVector<Value> MatmulWgmmaEmitter::tmaCoords(const OperandView &view, Value inner, Value rows,
+                                                 ArrayRef<Value> batch) {
+  SmallVector<Value> coords;
+  // A dim's coordinate split over its factors, innermost first.
+  auto expand = [&](const OperandView::Factors &f, Value c, bool dropOnes) {
+    for (int64_t i = static_cast<int64_t>(f.size()) - 1; i >= 0; --i) {
+      if (dropOnes && f[i].first == 1)
+        continue;
+      bool outermost = llvm::all_of(ArrayRef(f).take_front(i), [&](auto g) {
+        return dropOnes && g.first == 1;
+      });
+      coords.push_back(outermost ? c : e.urem(c, i32(f[i].first)));
+      c = e.udiv(c, i32(f[i].first));
+    }
+  };
+  size_t rank = view.dims.size();
+  expand(view.dims[rank - 1], inner, false);
+  expand(view.dims[rank - 2], rows, false);
+  for (int64_t d = static_cast<int64_t>(rank) - 3; d >= 0; --d)
+    expand(view.dims[d], batch[d], true);
   return coords;
 }
 
@@ -174,29 +201,39 @@ std::pair<Value, Value> MatmulWgmmaEmitter::kRange(Value part) {
 
 SmallVector<TensorMapAttr> MatmulWgmmaEmitter::tensorMaps() {
   MLIRContext *ctx = kernel.getContext();
-  auto map = [&](BlockArgument arg, int64_t inner, int64_t rows, ArrayRef<int64_t> batch,
-                 int64_t boxInner, int64_t boxRows) {
-    SmallVector<int64_t> dims{inner, rows}, strides{inner * 2}, box{boxInner, boxRows};
-    int64_t stride = inner * rows * 2;
-    // Strides of dims 1 and up: the rows, then each batch dim outward.
-    for (int64_t j = static_cast<int64_t>(batch.size()) - 1; j >= 0; --j) {
-      dims.push_back(batch[j]);
-      strides.push_back(stride);
-      box.push_back(1);
-      stride *= batch[j];
-    }
-    return TensorMapAttr::get(ctx, arg.getArgNumber(), 2, dims, strides, box, 128);
+  int64_t bytes = l.element.getIntOrFloatBitWidth() / 8;
+  // Every factor a dim (tmaCoords' order), boxes of `boxInner` x `boxRows`
+  // on the innermost factors of the last two dims.
+  auto map = [&](const OperandView &view, int64_t boxInner, int64_t boxRows) {
+    SmallVector<int64_t> dims, strides, box;
+    auto add = [&](const OperandView::Factors &f, int64_t boxFirst, bool dropOnes) {
+      for (int64_t i = static_cast<int64_t>(f.size()) - 1; i >= 0; --i) {
+        if (dropOnes && f[i].first == 1)
+          continue;
+        int64_t stride = f[i].second * bytes;
+        if (f[i].second == 0) // extent 1: any stride; TMA wants 16-byte multiples
+          stride = 16;
+        if (!dims.empty())
+          strides.push_back(stride);
+        dims.push_back(f[i].first);
+        box.push_back(i + 1 == static_cast<int64_t>(f.size()) ? boxFirst : 1);
+      }
+    };
+    size_t rank = view.dims.size();
+    add(view.dims[rank - 1], boxInner, false);
+    add(view.dims[rank - 2], boxRows, false);
+    for (int64_t d = static_cast<int64_t>(rank) - 3; d >= 0; --d)
+      add(view.dims[d], 1, true);
+    return TensorMapAttr::get(ctx, view.arg.getArgNumber(), bytes, dims, strides, box, 128);
   };
   SmallVector<TensorMapAttr> maps;
   // lhs: row-major [M, K] is K-major (one box of 64 K x M rows); [K, M]
   // (transposed) is MN-major (boxes of 64 M x 64 K).
-  maps.push_back(l.transposeLhs ? map(l.lhs, l.m, l.k, l.lhsBatch, 64, t.k)
-                                : map(l.lhs, l.k, l.m, l.lhsBatch, t.k, t.m));
+  maps.push_back(l.transposeLhs ? map(l.lhsView, 64, t.k) : map(l.lhsView, t.k, t.m));
   // rhs: row-major [K, N] is MN-major (boxes of 64 N x 64 K); [N, K] is
   // K-major (one box of 64 K x N).
-  for (BlockArgument rhs : l.rhs)
-    maps.push_back(l.transposeRhs ? map(rhs, l.k, l.n, l.rhsBatch, t.k, t.n)
-                                  : map(rhs, l.n, l.k, l.rhsBatch, 64, t.k));
+  for (const OperandView &rhs : l.rhsViews)
+    maps.push_back(l.transposeRhs ? map(rhs, t.k, t.n) : map(rhs, 64, t.k));
   return maps;
 }
 
@@ -259,25 +296,21 @@ void MatmulWgmmaEmitter::producer(Value smem, Value table) {
             builder, dst, mapPtr, coords, full, ValueRange(), Value(), Value(),
             NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
       };
-      auto withBatch = [](SmallVector<Value> c, ArrayRef<Value> batch) {
-        c.append(batch.begin(), batch.end());
-        return c;
-      };
       if (!l.transposeLhs) {
-        load(0, stage, withBatch({k0, m0}, aBatch));
+        load(0, stage, tmaCoords(l.lhsView, k0, m0, aBatch));
       } else {
         for (int64_t c = 0; c < t.m / 64; ++c)
           load(0, e.add(stage, i32(c * t.k * 128)),
-               withBatch({e.add(m0, i32(64 * c)), k0}, aBatch));
+               tmaCoords(l.lhsView, e.add(m0, i32(64 * c)), k0, aBatch));
       }
       for (int64_t r = 0; r < t.rhs; ++r) {
         Value bStage = e.add(stage, i32(aBytes + r * bBytes));
         if (l.transposeRhs) {
-          load(1 + r, bStage, withBatch({k0, n0}, bBatch));
+          load(1 + r, bStage, tmaCoords(l.rhsViews[r], k0, n0, bBatch));
         } else {
           for (int64_t c = 0; c < t.n / 64; ++c)
             load(1 + r, e.add(bStage, i32(c * t.k * 128)),
-                 withBatch({e.add(n0, i32(64 * c)), k0}, bBatch));
+                 tmaCoords(l.rhsViews[r], e.add(n0, i32(64 * c)), k0, bBatch));
         }
       }
       return {e.add(it[0], i32(1))};
@@ -341,6 +374,11 @@ absl::Status MatmulWgmmaEmitter::epilogue(ArrayRef<Value> accs, Value b, Value t
   // Pairs of columns when N is even (one guard, vector stores); else
   // each element by itself.
   bool pairs = l.n % 2 == 0;
+  // Outputs of other shapes: images of a full-shape value through movement
+  // ops (analyzeMatmul accepted each).
+  SmallVector<std::optional<StoreMap>> maps;
+  for (Value o : yield->getOperands())
+    maps.push_back(isFull(o) ? std::nullopt : storeMapOf(o, domain));
   for (int64_t i = 0; i < 2 && status.ok(); ++i) {
     Value row = e.add(rowBase, i32(8 * i));
     Value row64 = e.zext(e.i64, row);
@@ -368,7 +406,7 @@ absl::Status MatmulWgmmaEmitter::epilogue(ArrayRef<Value> accs, Value b, Value t
             elementCoords.push_back(q ? e.add(col64, e.i64c(1)) : col64);
             elementIndex = flat;
             for (auto [r, o] : llvm::enumerate(yield->getOperands())) {
-              auto v = eval(o, flat, 0);
+              auto v = eval(maps[r] ? maps[r]->source : o, flat, 0);
               if (!v.ok()) {
                 status = v.status();
                 return;
@@ -377,10 +415,25 @@ absl::Status MatmulWgmmaEmitter::epilogue(ArrayRef<Value> accs, Value b, Value t
             }
           }
           for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
-            if (values[r].size() == 2)
+            if (maps[r]) {
+              // Through the output's slices, reshapes and transposes: a
+              // pair where it stays one, else element by element.
+              SmallVector<Value> coords(batch.begin(), batch.end());
+              coords.push_back(row64);
+              coords.push_back(col64);
+              if (values[r].size() == 2 && maps[r]->pairs) {
+                storeMapped(r, *maps[r], values[r], coords);
+                continue;
+              }
+              for (auto [q, v] : llvm::enumerate(values[r])) {
+                coords.back() = q ? e.add(col64, e.i64c(1)) : col64;
+                storeMapped(r, *maps[r], v, coords);
+              }
+            } else if (values[r].size() == 2) {
               storeVector(r, values[r], flat0);
-            else
+            } else {
               storeResult(r, values[r][0], flat0);
+            }
           }
           elementIndex = pairFirst = pairIndex = Value();
           closeScope();

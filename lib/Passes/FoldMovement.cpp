@@ -1,0 +1,283 @@
+//===- FoldMovement.cpp - Movement kernels into matmul kernels --*- C++ -*-===//
+//
+// The last step of fusec-fuse. Fusion leaves every transpose and slice a
+// kernel of its own; next to a matmul they need not be:
+//
+// - Into the store. A slice or transpose kernel that reads a matmul kernel's
+//   output (directly or through free reshapes) becomes another output of the
+//   matmul kernel, its movement ops cloned into the body after the epilogue:
+//   the epilogue writes each element where the movement puts it (a QKV
+//   projection writes Q, K and V head-major). The output it read is dropped
+//   when nothing else reads it.
+// - Into the load. A transpose kernel whose result (through free reshapes)
+//   is a matmul's operand is cloned into the matmul kernel, which then reads
+//   the transpose's input: the tensor-core strategy reads it through a
+//   tensor map over its factors (an attention output [B, H, S, D] as rows of
+//   [B S, H D]).
+//
+// A fold is kept only where the tensor-core strategies take the new kernel
+// (matmulOnTensorCores); every other target still runs it (the SIMT
+// fallback writes through the same maps). Both remove a kernel launch and
+// one round trip of the moved tensor through HBM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FoldMovement.h"
+
+#include "fusec/CodeGen/LaunchPlan.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "fusec-fuse"
+
+using namespace mlir;
+
+namespace fusec {
+
+namespace {
+
+bool hasMatmul(KernelOp k) {
+  bool found = false;
+  k.getBody().walk([&](MatmulOp) { found = true; });
+  return found;
+}
+
+/// The one op of a kernel that only moves data (a unit-stride slice or a
+/// transpose of its one operand into its one result), or null.
+Operation *movementOp(KernelOp k, bool transposeOnly) {
+  Block &b = k.getBody().front();
+  if (k.getNumResults() != 1 || k.getInputs().size() != 1 || b.getOperations().size() != 2)
+    return nullptr;
+  Operation *op = &b.front();
+  bool ok = isa<TransposeOp>(op);
+  if (auto sl = dyn_cast<SliceOp>(op))
+    ok = !transposeOnly && llvm::all_of(sl.getStrides(), [](int64_t s) { return s == 1; });
+  if (!ok || op->getOperand(0) != b.getArgument(0) ||
+      b.getTerminator()->getOperand(0) != op->getResult(0))
+    return nullptr;
+  return op;
+}
+
+/// `v` through top-level reshapes back to what they reshape, collecting them
+/// (outermost last).
+Value throughReshapes(Value v, SmallVectorImpl<ReshapeOp> &chain) {
+  while (auto r = v.getDefiningOp<ReshapeOp>()) {
+    chain.push_back(r);
+    v = r.getInput();
+  }
+  std::reverse(chain.begin(), chain.end());
+  return v;
+}
+
+/// A copy of `k` before it with operands `inputs` (block arguments mapped by
+/// `prologue` first, which may clone ops that compute some old arguments from
+/// new ones), the old body, then `epilogue`'s extra outputs (of
+/// `extraTypes`); the results are the old ones whose index `keep` holds,
+/// then the extras.
+KernelOp rebuild(KernelOp k, ArrayRef<Value> inputs,
+                 function_ref<void(OpBuilder &, Block &, IRMapping &)> prologue,
+                 function_ref<SmallVector<Value>(OpBuilder &, IRMapping &)> epilogue,
+                 ArrayRef<bool> keep, TypeRange extraTypes = {}) {
+  OpBuilder builder(k);
+  Block &old = k.getBody().front();
+  Operation *yield = old.getTerminator();
+  SmallVector<Type> types;
+  for (auto [i, v] : llvm::enumerate(yield->getOperands()))
+    if (keep[i])
+      types.push_back(v.getType());
+  types.append(extraTypes.begin(), extraTypes.end());
+  auto kernel = KernelOp::create(builder, k.getLoc(), types, inputs, k.getNameAttr());
+  kernel->setDiscardableAttrs(k->getDiscardableAttrDictionary());
+  kernel->setAttr("fusec.matmul_epilogue", builder.getUnitAttr());
+  Block *block = new Block();
+  kernel.getBody().push_back(block);
+  for (Value in : inputs)
+    block->addArgument(in.getType(), in.getLoc());
+  IRMapping map;
+  OpBuilder inner = OpBuilder::atBlockEnd(block);
+  prologue(inner, *block, map);
+  for (Operation &op : old.without_terminator())
+    inner.clone(op, map);
+  SmallVector<Value> yielded;
+  for (auto [i, v] : llvm::enumerate(yield->getOperands()))
+    if (keep[i])
+      yielded.push_back(map.lookupOrDefault(v));
+  SmallVector<Value> extra = epilogue(inner, map);
+  yielded.append(extra.begin(), extra.end());
+  YieldOp::create(inner, yield->getLoc(), yielded);
+  return kernel;
+}
+
+/// Folds one movement kernel into the store of matmul kernel `k`; true if it
+/// did.
+bool foldIntoStore(KernelOp k) {
+  for (Value result : k.getResults())
+    for (Operation *user : result.getUsers()) {
+      // The user directly, or the first non-reshape user down reshape chains.
+      SmallVector<Operation *> frontier{user};
+      while (!frontier.empty()) {
+        Operation *u = frontier.pop_back_val();
+        if (isa<ReshapeOp>(u)) {
+          for (Operation *next : u->getResult(0).getUsers())
+            frontier.push_back(next);
+          continue;
+        }
+        auto m = dyn_cast<KernelOp>(u);
+        Operation *move = m ? movementOp(m, /*transposeOnly=*/false) : nullptr;
+        if (!move)
+          continue;
+        SmallVector<ReshapeOp> chain;
+        if (throughReshapes(m.getInputs()[0], chain) != result)
+          continue;
+        unsigned index = cast<OpResult>(result).getResultNumber();
+        SmallVector<bool> keep(k.getNumResults(), true);
+        SmallVector<Value> inputs(k.getInputs().begin(), k.getInputs().end());
+        KernelOp folded = rebuild(
+            k, inputs,
+            [&](OpBuilder &, Block &b, IRMapping &map) {
+              for (auto [arg, nb] :
+                   llvm::zip(k.getBody().front().getArguments(), b.getArguments()))
+                map.map(arg, nb);
+            },
+            [&](OpBuilder &b, IRMapping &map) -> SmallVector<Value> {
+              Value v = map.lookup(k.getBody().front().getTerminator()->getOperand(index));
+              for (ReshapeOp r : chain)
+                v = ReshapeOp::create(b, r.getLoc(), r.getType(), v).getResult();
+              IRMapping moved;
+              moved.map(move->getOperand(0), v);
+              return {b.clone(*move, moved)->getResult(0)};
+            },
+            keep, m.getResultTypes());
+        if (!matmulOnTensorCores(folded)) {
+          LLVM_DEBUG(llvm::dbgs() << "fold-movement: not into the store of " << k.getNameAttr()
+                                  << "\n");
+          folded.erase();
+          continue;
+        }
+        LLVM_DEBUG(llvm::dbgs() << "fold-movement: " << m.getNameAttr() << " into the store of "
+                                << k.getNameAttr() << "\n");
+        for (auto [from, to] : llvm::zip(k.getResults(), folded.getResults()))
+          from.replaceAllUsesWith(to);
+        m.getResult(0).replaceAllUsesWith(folded.getResults().back());
+        m.erase();
+        for (ReshapeOp r : llvm::reverse(chain))
+          if (r->use_empty())
+            r.erase();
+        k.erase();
+        return true;
+      }
+    }
+  return false;
+}
+
+/// Drops the outputs of `k` nothing reads; returns the kernel (a new one if
+/// it dropped any).
+KernelOp dropDeadOutputs(KernelOp k) {
+  SmallVector<bool> keep;
+  for (Value r : k.getResults())
+    keep.push_back(!r.use_empty());
+  if (llvm::all_of(keep, [](bool b) { return b; }) || llvm::none_of(keep, [](bool b) { return b; }))
+    return k;
+  SmallVector<Value> inputs(k.getInputs().begin(), k.getInputs().end());
+  KernelOp slim = rebuild(
+      k, inputs,
+      [&](OpBuilder &, Block &b, IRMapping &map) {
+        for (auto [arg, nb] : llvm::zip(k.getBody().front().getArguments(), b.getArguments()))
+          map.map(arg, nb);
+      },
+      [](OpBuilder &, IRMapping &) { return SmallVector<Value>(); }, keep);
+  unsigned next = 0;
+  for (auto [i, r] : llvm::enumerate(k.getResults()))
+    if (keep[i])
+      r.replaceAllUsesWith(slim.getResult(next++));
+  k.erase();
+  return slim;
+}
+
+/// Folds one transpose kernel into the operand load of matmul kernel `k`;
+/// true if it did.
+bool foldIntoLoad(KernelOp k) {
+  Block &body = k.getBody().front();
+  for (auto [j, input] : llvm::enumerate(k.getInputs())) {
+    // Only operands the kernel reads as a matmul's lhs or rhs.
+    BlockArgument arg = body.getArgument(j);
+    bool operandOnly = !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *u) {
+      return isa<MatmulOp>(u);
+    });
+    if (!operandOnly)
+      continue;
+    SmallVector<ReshapeOp> chain;
+    Value moved = throughReshapes(input, chain);
+    auto m = moved.getDefiningOp<KernelOp>();
+    Operation *move = m ? movementOp(m, /*transposeOnly=*/true) : nullptr;
+    if (!move)
+      continue;
+    SmallVector<Value> inputs(k.getInputs().begin(), k.getInputs().end());
+    inputs[j] = m.getInputs()[0];
+    SmallVector<bool> keep(k.getNumResults(), true);
+    KernelOp folded = rebuild(
+        k, inputs,
+        [&](OpBuilder &b, Block &nb, IRMapping &map) {
+          for (auto [i, a] : llvm::enumerate(body.getArguments()))
+            if (i != j)
+              map.map(a, nb.getArgument(i));
+          IRMapping through;
+          through.map(move->getOperand(0), nb.getArgument(j));
+          Value v = b.clone(*move, through)->getResult(0);
+          for (ReshapeOp r : chain)
+            v = ReshapeOp::create(b, r.getLoc(), r.getType(), v).getResult();
+          map.map(arg, v);
+        },
+        [](OpBuilder &, IRMapping &) { return SmallVector<Value>(); }, keep);
+    if (!matmulOnTensorCores(folded)) {
+      folded.erase();
+      continue;
+    }
+    LLVM_DEBUG(llvm::dbgs() << "fold-movement: " << m.getNameAttr() << " into the load of "
+                            << k.getNameAttr() << "\n");
+    for (auto [from, to] : llvm::zip(k.getResults(), folded.getResults()))
+      from.replaceAllUsesWith(to);
+    k.erase();
+    for (ReshapeOp r : llvm::reverse(chain))
+      if (r->use_empty())
+        r.erase();
+    if (m->use_empty())
+      m.erase();
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+void foldMovementIntoMatmuls(func::FuncOp func) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SmallVector<KernelOp> kernels;
+    func.walk([&](KernelOp k) {
+      if (hasMatmul(k))
+        kernels.push_back(k);
+    });
+    for (KernelOp k : kernels) {
+      if (foldIntoStore(k) || foldIntoLoad(k)) {
+        changed = true;
+        break;
+      }
+      KernelOp slim = dropDeadOutputs(k);
+      (void)slim;
+    }
+  }
+  // Outputs the folds left unread.
+  SmallVector<KernelOp> kernels;
+  func.walk([&](KernelOp k) {
+    if (hasMatmul(k))
+      kernels.push_back(k);
+  });
+  for (KernelOp k : kernels)
+    dropDeadOutputs(k);
+}
+
+} // namespace fusec

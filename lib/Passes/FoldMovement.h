@@ -1,0 +1,24 @@
+//===- FoldMovement.h - Movement kernels into matmul kernels ----*- C++ -*-===//
+//
+// fusec-fuse's last step (FoldMovement.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_LIB_PASSES_FOLDMOVEMENT_H
+#define FUSEC_LIB_PASSES_FOLDMOVEMENT_H
+
+#include "fusec/IR/Fusec.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace fusec {
+
+/// Folds slice and transpose kernels next to matmul kernels into the
+/// matmul's store (outputs written through the movement) or its operand load
+/// (a transposed operand read through its tensor map), where the
+/// tensor-core strategies take the result.
+void foldMovementIntoMatmuls(mlir::func::FuncOp func);
+
+} // namespace fusec
+
+#endif // FUSEC_LIB_PASSES_FOLDMOVEMENT_H
