@@ -19,7 +19,8 @@ in $FUSEC_BIN (bench/matmul-gpu.sh stages and calls it):
    torch.compile; SM clocks logged before and after.
 
 Writes $OUT/matmul.json and prints a table last. Env: MATMUL_SPEED=0 skips
-speed; MATMUL_CORRECTNESS=0 skips correctness (MATMUL_SMALL=0 the small cases); MATMUL_QUICK=1 runs fewer cases.
+speed; MATMUL_CORRECTNESS=0 skips correctness (MATMUL_SMALL=0 the small cases, MATMUL_LARGE=0
+the large ones); MATMUL_QUICK=1 runs fewer cases.
 """
 import json
 import os
@@ -220,6 +221,8 @@ def main():
              dict(m=64, n=4096, k=8192, tr=True)]
     if QUICK:
         large = large[:3]
+    if os.environ.get("MATMUL_LARGE", "1") == "0":
+        large = []
     for i, c in enumerate(large if check else []):
         path = os.path.join(tmp, f"large_{i}.mlir")
         open(path, "w").write(mlir(**c))
