@@ -12,6 +12,8 @@
 
 #include "Emitter.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace fusec::codegen {
@@ -44,7 +46,42 @@ absl::StatusOr<Value> castOp(Emitter &e, CastOp c, Value in, const ElemTypes &rt
   return e.trunc(rt.compute, in);
 }
 
+/// x^y on integers, exact and wrapping like the interpreter: square and
+/// multiply over every bit of y; a negative y truncates 1/x^-y toward zero.
+Value integerPow(Emitter &e, Value x, Value y, Type t) {
+  unsigned bits = t.getIntOrFloatBitWidth();
+  Value one = e.intc(t, 1), zero = e.intc(t, 0);
+  Value r = one, p = x;
+  for (unsigned i = 0; i + 1 < bits; ++i) {
+    Value bit = e.icmp(LLVM::ICmpPredicate::ne, e.band(e.lshr(y, e.intc(t, i)), one), zero);
+    r = e.select(bit, e.mul(r, p), r);
+    p = e.mul(p, p);
+  }
+  // y < 0: 1 for x = 1, +-1 for x = -1 (by y's parity), else 0.
+  Value odd = e.icmp(LLVM::ICmpPredicate::ne, e.band(y, one), zero);
+  Value negOne = e.intc(t, -1);
+  Value inv = e.select(e.icmp(LLVM::ICmpPredicate::eq, x, one), one,
+                       e.select(e.icmp(LLVM::ICmpPredicate::eq, x, negOne),
+                                e.select(odd, negOne, one), zero));
+  return e.select(e.icmp(LLVM::ICmpPredicate::slt, y, zero), inv, r);
+}
+
+/// powf: 2^(y log2|x|), then the sign rules for x < 0 (an integer y keeps
+/// the value, negated when odd; any other y is NaN) and x^0 = 1.
+Value floatPow(Emitter &e, Value x, Value y) {
+  using FP = LLVM::FCmpPredicate;
+  Value r = ex2(e, e.fmul(y, lg2(e, e.fabs(x))));
+  Value fy = e.floor(y);
+  Value yInt = e.fcmp(FP::oeq, fy, y);
+  Value half = e.fmul(y, e.f32c(0.5));
+  Value yOdd = e.fcmp(FP::une, e.floor(half), half);
+  Value negBase = e.select(yInt, e.select(yOdd, e.fneg(r), r), e.f32c(std::nan("")));
+  r = e.select(e.fcmp(FP::olt, x, e.f32c(0)), negBase, r);
+  return e.select(e.fcmp(FP::oeq, y, e.f32c(0)), e.f32c(1), r);
+}
+
 absl::StatusOr<Value> integerOp(Emitter &e, Operation *op, ArrayRef<Value> in, Type t) {
+  if (isa<PowOp>(op)) return integerPow(e, in[0], in[1], t);
   if (isa<AddOp>(op)) return e.add(in[0], in[1]);
   if (isa<SubOp>(op)) return e.sub(in[0], in[1]);
   if (isa<MulOp>(op)) return e.mul(in[0], in[1]);
@@ -92,7 +129,7 @@ absl::StatusOr<Value> emitScalarOp(Emitter &e, Operation *op, ArrayRef<Value> in
   if (isa<MinOp>(op))
     return e.fminimum(in[0], in[1]);
   if (isa<PowOp>(op))
-    return ex2(e, e.fmul(in[1], lg2(e, in[0])));
+    return floatPow(e, in[0], in[1]);
   if (isa<NegOp>(op))
     return e.fneg(in[0]);
   if (isa<AbsOp>(op))

@@ -1,7 +1,8 @@
 //===- Interpreter.cpp - Reference interpreter for fusec graphs -*- C++ -*-===//
 //
-// A direct, unoptimized evaluator: clarity over speed. Each op computes in f64
-// and rounds its results to their storage type.
+// A direct, unoptimized evaluator: clarity over speed. Each float op computes
+// in f64 and rounds its results to their storage type; integer ops compute in
+// int64 and wrap to their width (no integer passes through a double).
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,8 +121,11 @@ private:
     env[v] = std::move(t);
   }
 
-  absl::Status unary(Operation *op, double (*fn)(double));
-  absl::Status binary(Operation *op, double (*fn)(double, double));
+  /// Elementwise ops: `fn` on floats (and i1), `ifn` on integers (null:
+  /// an error on integer operands).
+  absl::Status unary(Operation *op, double (*fn)(double), int64_t (*ifn)(int64_t) = nullptr);
+  absl::Status binary(Operation *op, double (*fn)(double, double),
+                      int64_t (*ifn)(int64_t, int64_t) = nullptr);
 
   absl::Status execConstant(ConstantOp op);
   absl::Status execCast(CastOp op);
@@ -157,31 +161,90 @@ Interpreter::runBlock(Block &block, absl::Span<const HostTensor> args) {
   return absl::InternalError("block has no terminator");
 }
 
-absl::Status Interpreter::unary(Operation *op, double (*fn)(double)) {
+absl::Status Interpreter::unary(Operation *op, double (*fn)(double),
+                                int64_t (*ifn)(int64_t)) {
   auto out = make(op, op->getResult(0));
   if (!out.ok())
     return out.status();
   const HostTensor &in = get(op->getOperand(0));
-  for (int64_t i = 0; i < out->numElements(); ++i)
-    out->data[i] = fn(in.data[i]);
+  if (out->isInteger()) {
+    if (!ifn)
+      return error(op, "not defined on integers");
+    for (int64_t i = 0; i < out->numElements(); ++i)
+      out->ints[i] = ifn(in.ints[i]);
+  } else {
+    for (int64_t i = 0; i < out->numElements(); ++i)
+      out->data[i] = fn(in.data[i]);
+  }
   set(op->getResult(0), std::move(*out));
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::binary(Operation *op, double (*fn)(double, double)) {
+absl::Status Interpreter::binary(Operation *op, double (*fn)(double, double),
+                                 int64_t (*ifn)(int64_t, int64_t)) {
   auto out = make(op, op->getResult(0));
   if (!out.ok())
     return out.status();
   const HostTensor &a = get(op->getOperand(0));
   const HostTensor &b = get(op->getOperand(1));
-  for (int64_t i = 0; i < out->numElements(); ++i)
-    out->data[i] = fn(a.data[i], b.data[i]);
+  if (out->isInteger()) {
+    if (!ifn)
+      return error(op, "not defined on integers");
+    for (int64_t i = 0; i < out->numElements(); ++i)
+      out->ints[i] = ifn(a.ints[i], b.ints[i]);
+  } else {
+    for (int64_t i = 0; i < out->numElements(); ++i)
+      out->data[i] = fn(a.data[i], b.data[i]);
+  }
   set(op->getResult(0), std::move(*out));
   return absl::OkStatus();
 }
 
+// Integer arithmetic wraps (two's complement, as the GPU's): computed on
+// uint64 and wrapped to the type's width by set().
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+int64_t truncDiv(int64_t a, int64_t b) {
+  if (b == -1) // INT64_MIN / -1 wraps
+    return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+  return a / b;
+}
+int64_t intPow(int64_t a, int64_t b) {
+  if (b < 0)
+    return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
+  uint64_t r = 1, x = static_cast<uint64_t>(a);
+  for (; b; b >>= 1, x *= x)
+    if (b & 1)
+      r *= x;
+  return static_cast<int64_t>(r);
+}
+
 absl::Status Interpreter::exec(Operation *op) {
   auto cmp = [](ComparePredicate p, double a, double b) -> double {
+    switch (p) {
+    case ComparePredicate::eq:
+      return a == b;
+    case ComparePredicate::ne:
+      return a != b;
+    case ComparePredicate::lt:
+      return a < b;
+    case ComparePredicate::le:
+      return a <= b;
+    case ComparePredicate::gt:
+      return a > b;
+    case ComparePredicate::ge:
+      return a >= b;
+    }
+    return 0;
+  };
+  auto icmp = [](ComparePredicate p, int64_t a, int64_t b) -> double {
     switch (p) {
     case ComparePredicate::eq:
       return a == b;
@@ -209,38 +272,60 @@ absl::Status Interpreter::exec(Operation *op) {
         return unary(op, [](double x) { return 1.0 / std::sqrt(x); });
       })
       .Case([&](SqrtOp) { return unary(op, [](double x) { return std::sqrt(x); }); })
-      .Case([&](NegOp) { return unary(op, [](double x) { return -x; }); })
-      .Case([&](AbsOp) { return unary(op, [](double x) { return std::fabs(x); }); })
-      .Case([&](FloorOp) { return unary(op, [](double x) { return std::floor(x); }); })
-      .Case([&](CeilOp) { return unary(op, [](double x) { return std::ceil(x); }); })
+      .Case([&](NegOp) {
+        return unary(op, [](double x) { return -x; },
+                     [](int64_t x) { return wrapSub(0, x); });
+      })
+      .Case([&](AbsOp) {
+        return unary(op, [](double x) { return std::fabs(x); },
+                     [](int64_t x) { return x < 0 ? wrapSub(0, x) : x; });
+      })
+      .Case([&](FloorOp) {
+        return unary(op, [](double x) { return std::floor(x); }, [](int64_t x) { return x; });
+      })
+      .Case([&](CeilOp) {
+        return unary(op, [](double x) { return std::ceil(x); }, [](int64_t x) { return x; });
+      })
       .Case([&](SignOp) {
-        return unary(op, [](double x) {
-          return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
-        });
+        return unary(
+            op, [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; },
+            [](int64_t x) -> int64_t { return x > 0 ? 1 : x < 0 ? -1 : 0; });
       })
       .Case([&](NotOp) { return unary(op, [](double x) { return x == 0 ? 1.0 : 0.0; }); })
-      .Case([&](AddOp) { return binary(op, [](double a, double b) { return a + b; }); })
-      .Case([&](SubOp) { return binary(op, [](double a, double b) { return a - b; }); })
-      .Case([&](MulOp) { return binary(op, [](double a, double b) { return a * b; }); })
+      .Case([&](AddOp) {
+        return binary(op, [](double a, double b) { return a + b; }, wrapAdd);
+      })
+      .Case([&](SubOp) {
+        return binary(op, [](double a, double b) { return a - b; }, wrapSub);
+      })
+      .Case([&](MulOp) {
+        return binary(op, [](double a, double b) { return a * b; }, wrapMul);
+      })
       .Case([&](DivOp div) -> absl::Status {
-        if (isa<IntegerType>(getElementTypeOrSelf(div.getType()))) {
-          for (double v : get(div.getRhs()).data)
+        if (get(div.getRhs()).isInteger()) {
+          for (int64_t v : get(div.getRhs()).ints)
             if (v == 0)
               return error(op, "integer division by zero");
-          return binary(op, [](double a, double b) { return std::trunc(a / b); });
+          return binary(op, nullptr, truncDiv);
         }
         return binary(op, [](double a, double b) { return a / b; });
       })
-      .Case([&](MaxOp) { return binary(op, nanAwareMax); })
-      .Case([&](MinOp) { return binary(op, nanAwareMin); })
+      .Case([&](MaxOp) {
+        return binary(op, nanAwareMax, [](int64_t a, int64_t b) { return std::max(a, b); });
+      })
+      .Case([&](MinOp) {
+        return binary(op, nanAwareMin, [](int64_t a, int64_t b) { return std::min(a, b); });
+      })
       .Case([&](PowOp) {
-        return binary(op, [](double a, double b) { return std::pow(a, b); });
+        return binary(op, [](double a, double b) { return std::pow(a, b); }, intPow);
       })
       .Case([&](AndOp) {
-        return binary(op, [](double a, double b) { return (a != 0 && b != 0) ? 1.0 : 0.0; });
+        return binary(op, [](double a, double b) { return (a != 0 && b != 0) ? 1.0 : 0.0; },
+                      [](int64_t a, int64_t b) { return a & b; });
       })
       .Case([&](OrOp) {
-        return binary(op, [](double a, double b) { return (a != 0 || b != 0) ? 1.0 : 0.0; });
+        return binary(op, [](double a, double b) { return (a != 0 || b != 0) ? 1.0 : 0.0; },
+                      [](int64_t a, int64_t b) { return a | b; });
       })
       .Case([&](CompareOp c) -> absl::Status {
         auto out = make(op, c.getResult());
@@ -248,7 +333,8 @@ absl::Status Interpreter::exec(Operation *op) {
           return out.status();
         const HostTensor &a = get(c.getLhs()), &b = get(c.getRhs());
         for (int64_t i = 0; i < out->numElements(); ++i)
-          out->data[i] = cmp(c.getPredicate(), a.data[i], b.data[i]);
+          out->data[i] = a.isInteger() ? icmp(c.getPredicate(), a.ints[i], b.ints[i])
+                                       : cmp(c.getPredicate(), a.data[i], b.data[i]);
         set(c.getResult(), std::move(*out));
         return absl::OkStatus();
       })
@@ -259,7 +345,7 @@ absl::Status Interpreter::exec(Operation *op) {
         const HostTensor &c = get(s.getCondition()), &t = get(s.getOnTrue()),
                          &f = get(s.getOnFalse());
         for (int64_t i = 0; i < out->numElements(); ++i)
-          out->data[i] = c.data[i] != 0 ? t.data[i] : f.data[i];
+          out->copyElement(i, c.data[i] != 0 ? t : f, i);
         set(s.getResult(), std::move(*out));
         return absl::OkStatus();
       })
@@ -270,8 +356,7 @@ absl::Status Interpreter::exec(Operation *op) {
         auto out = make(op, r.getResult());
         if (!out.ok())
           return out.status();
-        out->data = get(r.getInput()).data;
-        set(r.getResult(), std::move(*out));
+        set(r.getResult(), get(r.getInput()).reshaped(out->shape));
         return absl::OkStatus();
       })
       .Case([&](TransposeOp t) { return execTranspose(t); })
@@ -314,9 +399,14 @@ absl::Status Interpreter::execCast(CastOp op) {
   if (!out.ok())
     return out.status();
   const HostTensor &in = get(op.getInput());
-  bool floatToInt = isFloat(in.dtype) && !isFloat(out->dtype);
-  for (int64_t i = 0; i < out->numElements(); ++i)
-    out->data[i] = floatToInt ? saturateToInt(out->dtype, in.data[i]) : in.data[i];
+  for (int64_t i = 0; i < out->numElements(); ++i) {
+    if (in.isInteger())
+      out->setInt(i, in.ints[i]); // wraps to the width; to a float: rounds below
+    else if (out->dtype == DType::I1)
+      out->data[i] = in.data[i] != 0 ? 1.0 : 0.0;
+    else
+      out->set(i, in.data[i]); // a float to an integer saturates (cvt.rzi.sat)
+  }
   set(op.getResult(), std::move(*out));
   return absl::OkStatus();
 }
@@ -332,7 +422,7 @@ absl::Status Interpreter::execBroadcast(BroadcastOp op) {
     int64_t src = 0;
     for (size_t i = 0; i < dims.size(); ++i)
       src += (in.shape[i] == 1 ? 0 : o[dims[i]]) * inStrides[i];
-    out->data[flat] = in.data[src];
+    out->copyElement(flat, in, src);
   });
   set(op.getResult(), std::move(*out));
   return absl::OkStatus();
@@ -349,7 +439,7 @@ absl::Status Interpreter::execTranspose(TransposeOp op) {
     int64_t src = 0;
     for (size_t i = 0; i < perm.size(); ++i)
       src += o[i] * inStrides[perm[i]];
-    out->data[flat] = in.data[src];
+    out->copyElement(flat, in, src);
   });
   set(op.getResult(), std::move(*out));
   return absl::OkStatus();
@@ -366,7 +456,7 @@ absl::Status Interpreter::execSlice(SliceOp op) {
     int64_t src = 0;
     for (size_t i = 0; i < o.size(); ++i)
       src += (offsets[i] + o[i] * strides[i]) * inStrides[i];
-    out->data[flat] = in.data[src];
+    out->copyElement(flat, in, src);
   });
   set(op.getResult(), std::move(*out));
   return absl::OkStatus();
@@ -390,7 +480,7 @@ absl::Status Interpreter::execConcat(ConcatOp op) {
     const HostTensor &in = get(op.getInputs()[which]);
     std::vector<int64_t> idx = o;
     idx[dim] -= starts[which];
-    out->data[flat] = in.data[ravel(idx, stridesOf(in.shape))];
+    out->copyElement(flat, in, ravel(idx, stridesOf(in.shape)));
   });
   set(op.getResult(), std::move(*out));
   return absl::OkStatus();
@@ -404,23 +494,22 @@ absl::Status Interpreter::execGather(GatherOp op) {
   const HostTensor &indices = get(op.getIndices());
   int64_t axis = op.getAxis();
   int64_t limit = table.shape[axis];
-  for (double v : indices.data)
-    if (v < -limit || v >= limit)
-      return error(op, absl::StrCat("index ", static_cast<int64_t>(v),
-                                    " is out of range [", -limit, ", ", limit,
+  for (int64_t i = 0; i < indices.numElements(); ++i)
+    if (int64_t v = indices.getInt(i); v < -limit || v >= limit)
+      return error(op, absl::StrCat("index ", v, " is out of range [", -limit, ", ", limit,
                                     ") of table dimension ", axis));
   std::vector<int64_t> tStrides = stridesOf(table.shape);
   std::vector<int64_t> iStrides = stridesOf(indices.shape);
   size_t iRank = indices.shape.size();
   forEachIndex(out->shape, [&](int64_t flat, const std::vector<int64_t> &o) {
     std::vector<int64_t> ii(o.begin() + axis, o.begin() + axis + iRank);
-    int64_t index = static_cast<int64_t>(indices.data[ravel(ii, iStrides)]);
+    int64_t index = indices.getInt(ravel(ii, iStrides));
     if (index < 0)
       index += limit;
     std::vector<int64_t> t(o.begin(), o.begin() + axis);
     t.push_back(index);
     t.insert(t.end(), o.begin() + axis + iRank, o.end());
-    out->data[flat] = table.data[ravel(t, tStrides)];
+    out->copyElement(flat, table, ravel(t, tStrides));
   });
   set(op.getResult(), std::move(*out));
   return absl::OkStatus();
@@ -438,6 +527,30 @@ absl::Status Interpreter::execReduce(ReduceOp op) {
     count *= in.shape[d];
   }
   ReduceKind kind = op.getKind();
+  if (in.isInteger()) {
+    // Exact: sums wrap, max and min compare integers, mean truncates.
+    int64_t iinit = kind == ReduceKind::max   ? std::numeric_limits<int64_t>::min()
+                    : kind == ReduceKind::min ? std::numeric_limits<int64_t>::max()
+                                              : 0;
+    std::fill(out->ints.begin(), out->ints.end(), iinit);
+    std::vector<int64_t> outStrides = stridesOf(out->shape);
+    forEachIndex(in.shape, [&](int64_t flat, const std::vector<int64_t> &i) {
+      int64_t dst = 0, k = 0;
+      for (size_t d = 0; d < i.size(); ++d)
+        if (!reduced[d])
+          dst += i[d] * outStrides[k++];
+      int64_t &acc = out->ints[dst];
+      int64_t v = in.ints[flat];
+      acc = kind == ReduceKind::max   ? std::max(acc, v)
+            : kind == ReduceKind::min ? std::min(acc, v)
+                                      : wrapAdd(acc, v);
+    });
+    if (kind == ReduceKind::mean && count)
+      for (int64_t &v : out->ints)
+        v /= count;
+    set(op.getResult(), std::move(*out));
+    return absl::OkStatus();
+  }
   double init = kind == ReduceKind::max   ? -std::numeric_limits<double>::infinity()
                 : kind == ReduceKind::min ? std::numeric_limits<double>::infinity()
                                           : 0.0;
@@ -482,6 +595,22 @@ absl::Status Interpreter::execMatmul(MatmulOp op) {
   int64_t n = tb ? b.shape[br - 2] : b.shape[br - 1];
   int64_t batch = elementCount(std::vector<int64_t>(a.shape.begin(), a.shape.end() - 2));
   bool sharedRhs = br == 2 && ar > 2;
+  if (a.isInteger()) {
+    for (int64_t bi = 0; bi < batch; ++bi) {
+      const int64_t *pa = a.ints.data() + bi * m * k;
+      const int64_t *pb = b.ints.data() + (sharedRhs ? 0 : bi * k * n);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          int64_t acc = 0;
+          for (int64_t l = 0; l < k; ++l)
+            acc = wrapAdd(acc, wrapMul(ta ? pa[l * m + i] : pa[i * k + l],
+                                       tb ? pb[j * k + l] : pb[l * n + j]));
+          out->setInt(bi * m * n + i * n + j, acc);
+        }
+    }
+    set(op.getResult(), std::move(*out));
+    return absl::OkStatus();
+  }
   for (int64_t bi = 0; bi < batch; ++bi) {
     const double *pa = a.data.data() + bi * m * k;
     const double *pb = b.data.data() + (sharedRhs ? 0 : bi * k * n);
@@ -644,8 +773,14 @@ absl::StatusOr<HostTensor> elementsToHostTensor(Attribute value) {
     fill(dense.getValues<APInt>(),
          [](const APInt &v) { return static_cast<double>(v.getZExtValue()); });
   } else {
-    fill(dense.getValues<APInt>(),
-         [](const APInt &v) { return static_cast<double>(v.getSExtValue()); });
+    // Exact.
+    if (dense.isSplat()) {
+      std::fill(out.ints.begin(), out.ints.end(), dense.getSplatValue<APInt>().getSExtValue());
+    } else {
+      int64_t i = 0;
+      for (const APInt &v : dense.getValues<APInt>())
+        out.ints[i++] = v.getSExtValue();
+    }
   }
   out.roundInPlace();
   return out;

@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <type_traits>
 
 namespace fusec {
 
@@ -64,7 +65,7 @@ double roundFloat(const FloatFormat &f, double x) {
   return r;
 }
 
-double wrapInt(double x, int bits) {
+double wrapDouble(double x, int bits) {
   if (std::isnan(x))
     return 0;
   double t = std::trunc(x);
@@ -132,6 +133,16 @@ int64_t dtypeBytes(DType type) {
   }
 }
 
+bool isInteger(DType type) { return type == DType::I32 || type == DType::I64; }
+
+int64_t wrapInt(DType type, int64_t value) {
+  if (type == DType::I32)
+    return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(value)));
+  if (type == DType::I1)
+    return value != 0;
+  return value;
+}
+
 bool isFloat(DType type) {
   return type == DType::F32 || type == DType::F16 || type == DType::BF16 ||
          type == DType::F8E4M3FN || type == DType::F8E5M2;
@@ -140,9 +151,9 @@ bool isFloat(DType type) {
 double roundTo(DType type, double value) {
   switch (type) {
   case DType::I32:
-    return wrapInt(value, 32);
+    return wrapDouble(value, 32);
   case DType::I64:
-    return wrapInt(value, 64);
+    return wrapDouble(value, 64);
   case DType::I1:
     return value != 0 ? 1.0 : 0.0;
   default:
@@ -191,12 +202,61 @@ int64_t elementCount(const std::vector<int64_t> &shape) {
 }
 
 HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
-    : dtype(dtype), shape(std::move(shape)),
-      data(static_cast<size_t>(elementCount(this->shape)), 0.0) {}
+    : dtype(dtype), shape(std::move(shape)) {
+  size_t n = static_cast<size_t>(elementCount(this->shape));
+  if (isInteger())
+    ints.assign(n, 0);
+  else
+    data.assign(n, 0.0);
+}
+
+int64_t HostTensor::getInt(int64_t i) const {
+  if (isInteger())
+    return ints[i];
+  double v = data[i];
+  if (std::isnan(v))
+    return 0;
+  if (v >= 0x1p63)
+    return std::numeric_limits<int64_t>::max();
+  if (v < -0x1p63)
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
+void HostTensor::set(int64_t i, double v) {
+  if (!isInteger()) {
+    data[i] = v;
+    return;
+  }
+  double t = std::isnan(v) ? 0 : std::trunc(v);
+  int64_t x = t >= 0x1p63    ? std::numeric_limits<int64_t>::max()
+              : t < -0x1p63 ? std::numeric_limits<int64_t>::min()
+                            : static_cast<int64_t>(t);
+  if (dtype == DType::I32)
+    x = std::clamp<int64_t>(x, std::numeric_limits<int32_t>::min(),
+                            std::numeric_limits<int32_t>::max());
+  ints[i] = x;
+}
+
+HostTensor HostTensor::fromValues(DType dtype, std::vector<int64_t> shape,
+                                  const std::vector<double> &values) {
+  HostTensor t(dtype, std::move(shape));
+  for (int64_t i = 0; i < t.numElements() && i < static_cast<int64_t>(values.size()); ++i)
+    t.set(i, values[i]);
+  return t;
+}
+
+std::vector<double> HostTensor::values() const {
+  if (!isInteger())
+    return data;
+  return std::vector<double>(ints.begin(), ints.end());
+}
 
 void HostTensor::roundInPlace() {
   for (double &v : data)
     v = roundTo(dtype, v);
+  for (int64_t &v : ints)
+    v = wrapInt(dtype, v);
 }
 
 std::string HostTensor::typeString() const {
@@ -219,8 +279,8 @@ HostTensor randomTensor(DType dtype, std::vector<int64_t> shape, uint64_t seed,
       v = static_cast<double>(rng() & 1);
   } else {
     std::uniform_int_distribution<int64_t> dist(intLo, std::max(intLo, intHi - 1));
-    for (double &v : t.data)
-      v = static_cast<double>(dist(rng));
+    for (int64_t &v : t.ints)
+      v = dist(rng);
   }
   t.roundInPlace();
   return t;
@@ -236,6 +296,30 @@ Comparison compareTensors(const HostTensor &expected, const HostTensor &actual,
     return c;
   }
   double errSq = 0, refSq = 0;
+  if (expected.isInteger()) {
+    // Exact, element by element.
+    for (int64_t i = 0; i < expected.numElements(); ++i) {
+      int64_t e = expected.ints[i], a = actual.ints[i];
+      if (e == a)
+        continue;
+      if (c.mismatches == 0) {
+        c.firstMismatch = i;
+        c.message = absl::StrFormat("element %d: expected %d, got %d", i, e, a);
+      }
+      ++c.mismatches;
+      double err = std::fabs(static_cast<double>(a) - static_cast<double>(e));
+      c.maxAbsError = std::max(c.maxAbsError, err);
+      errSq += err * err;
+    }
+    for (int64_t e : expected.ints)
+      refSq += static_cast<double>(e) * static_cast<double>(e);
+    c.relL2 = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+    c.ok = c.mismatches == 0;
+    if (!c.ok)
+      c.message = absl::StrCat(c.mismatches, " of ", expected.numElements(),
+                               " elements differ (exact); first: ", c.message);
+    return c;
+  }
   for (int64_t i = 0; i < expected.numElements(); ++i) {
     double e = expected.data[i], a = actual.data[i];
     bool match;
@@ -359,23 +443,22 @@ std::string toDeviceBytes(const HostTensor &t) {
   std::string bytes(static_cast<size_t>(t.numElements() * width), '\0');
   char *out = bytes.data();
   for (int64_t i = 0; i < t.numElements(); ++i, out += width) {
-    double v = t.data[i];
     switch (t.dtype) {
     case DType::I32: {
-      int32_t x = static_cast<int32_t>(v);
+      int32_t x = static_cast<int32_t>(t.ints[i]);
       std::memcpy(out, &x, 4);
       break;
     }
     case DType::I64: {
-      int64_t x = static_cast<int64_t>(v);
+      int64_t x = t.ints[i];
       std::memcpy(out, &x, 8);
       break;
     }
     case DType::I1:
-      *out = v != 0 ? 1 : 0;
+      *out = t.data[i] != 0 ? 1 : 0;
       break;
     default: {
-      uint32_t x = encodeFloat(t.dtype, v);
+      uint32_t x = encodeFloat(t.dtype, t.data[i]);
       std::memcpy(out, &x, width); // little-endian: the low bytes
     }
     }
@@ -398,13 +481,13 @@ absl::StatusOr<HostTensor> fromDeviceBytes(DType dtype,
     case DType::I32: {
       int32_t x;
       std::memcpy(&x, in, 4);
-      t.data[i] = x;
+      t.ints[i] = x;
       break;
     }
     case DType::I64: {
       int64_t x;
       std::memcpy(&x, in, 8);
-      t.data[i] = static_cast<double>(x);
+      t.ints[i] = x;
       break;
     }
     case DType::I1:
@@ -486,8 +569,15 @@ absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype) {
     if (!in.read(reinterpret_cast<char *>(buf.data()), n * sizeof(T)))
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": truncated data, expected ", n, " elements of ", descr));
-    for (int64_t i = 0; i < n; ++i)
-      t.data[i] = static_cast<double>(buf[i]);
+    // Integers stay exact into an integer tensor; floats into a float one
+    // (rounded below); across kinds as a cast does.
+    constexpr bool intSource = std::is_integral_v<T>;
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (intSource)
+        t.setInt(i, static_cast<int64_t>(buf[i]));
+      else
+        t.set(i, static_cast<double>(buf[i]));
+    }
     return absl::OkStatus();
   };
   absl::Status st;
@@ -506,7 +596,7 @@ absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype) {
     if (!in.read(reinterpret_cast<char *>(buf.data()), n * 2))
       return absl::InvalidArgumentError(absl::StrCat(path, ": truncated data"));
     for (int64_t i = 0; i < n; ++i)
-      t.data[i] = decodeFloat(DType::F16, buf[i]);
+      t.set(i, decodeFloat(DType::F16, buf[i]));
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": unsupported .npy dtype '", descr,
@@ -561,9 +651,9 @@ absl::Status writeNpy(const std::string &path, const HostTensor &t) {
   out.write(header.data(), header.size());
   auto writeAll = [&](auto tag) {
     using T = decltype(tag);
-    std::vector<T> buf(t.data.size());
+    std::vector<T> buf(static_cast<size_t>(t.numElements()));
     for (size_t i = 0; i < buf.size(); ++i)
-      buf[i] = static_cast<T>(t.data[i]);
+      buf[i] = t.isInteger() ? static_cast<T>(t.ints[i]) : static_cast<T>(t.data[i]);
     out.write(reinterpret_cast<const char *>(buf.data()), buf.size() * sizeof(T));
   };
   switch (t.dtype) {

@@ -277,10 +277,14 @@ def Fusec_MinOp : Fusec_BinaryOp<"min", Numeric, 1, 0, [Commutative]> {
     ```
   }];
 }
-def Fusec_PowOp : Fusec_BinaryOp<"pow", FloatOnly, 1, 2> {
+def Fusec_PowOp : Fusec_BinaryOp<"pow", Numeric, 1, 2> {
   let summary = "elementwise power x^y";
   let description = [{
-    Computed as 2^(y·log2 x): one FLOP, one SFU `lg2` and one `ex2`.
+    Floats: computed as 2^(y·log2 x), one FLOP, one SFU `lg2` and one `ex2`
+    (a negative base gives NaN, as `powf` does for a non-integer y).
+    Integers: exact, by square-and-multiply over every bit of y, wrapping on
+    overflow; a negative y gives 1/x^-y truncated toward zero (0 unless
+    |x| = 1).
 
     ```mlir
     %c = fusec.pow %x, %y : tensor<1024xf32>

@@ -5,10 +5,11 @@
 // corrupted file is an error, never a crash) and translates a model's graph
 // into a fusec graph, as MLIR text: one func.func whose arguments are the
 // graph inputs that are not initializers. Initializers and Constant nodes
-// become fusec.constant; shape computations on constants (Shape, Size,
-// ConstantOfShape, and Gather/Slice/Concat/Unsqueeze/Squeeze/Reshape/Cast and
-// integer arithmetic on constant inputs) are folded at import. f64 is
-// computed in f32. LLVM-free: the text is parsed by the caller.
+// become fusec.constant. Every node whose inputs are all known at import
+// (constants, shape computations) is evaluated there, by the reference
+// interpreter, so shape and mask arithmetic of any op folds away. Integers
+// are exact (never through a double); f64 is computed in f32. Inputs with
+// dynamic dims are imported for a concrete shape (`inputShapes`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +46,10 @@ struct OnnxImportOptions {
   /// which fusec needs to know. The conformance runner binds these from a
   /// test's data set when a model needs them.
   std::map<std::string, HostTensor> knownInputs;
+  /// Concrete shapes for graph inputs declared with dynamic dims (symbolic
+  /// or unknown): the shapes a model is run with. An input with a dynamic
+  /// dim and no shape here is an error naming it.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
 };
 
 struct OnnxImport {
@@ -55,6 +60,8 @@ struct OnnxImport {
   /// Every graph input that is not an initializer, in order (the order of
   /// a backend test's input_<i>.pb files), bound or not.
   std::vector<std::string> graphInputs;
+  /// The inputs declared with dynamic dims (bound by `inputShapes`).
+  std::vector<std::string> dynamicInputs;
   int64_t opset = 0;                 ///< the default domain's opset
 };
 

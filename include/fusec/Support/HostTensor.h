@@ -52,16 +52,61 @@ struct Tolerance {
 };
 Tolerance toleranceFor(DType type);
 
-/// A tensor on the host. Values are held in f64 and always lie on the grid of
-/// `dtype` (constructors and `roundInPlace` keep them there).
+/// Whether `type` is an integer type held exactly (i32, i64; not i1).
+bool isInteger(DType type);
+/// Wraps `value` to `type`'s width (two's complement), exactly.
+int64_t wrapInt(DType type, int64_t value);
+
+/// A tensor on the host. Float and i1 elements are held in f64 (`data`) and
+/// always lie on the grid of `dtype` (constructors and `roundInPlace` keep
+/// them there); integer elements are held exactly in `ints` (`data` is then
+/// empty): no integer passes through a double.
 struct HostTensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   std::vector<double> data;
+  std::vector<int64_t> ints;
 
   HostTensor() = default;
   HostTensor(DType dtype, std::vector<int64_t> shape);
-  int64_t numElements() const { return static_cast<int64_t>(data.size()); }
+  /// A tensor holding `values` (one per element, converted as `set` does).
+  static HostTensor fromValues(DType dtype, std::vector<int64_t> shape,
+                               const std::vector<double> &values);
+  bool isInteger() const { return fusec::isInteger(dtype); }
+  int64_t numElements() const {
+    return static_cast<int64_t>(isInteger() ? ints.size() : data.size());
+  }
+  /// Element `i` as a double (an integer past 2^53 rounds).
+  double get(int64_t i) const {
+    return isInteger() ? static_cast<double>(ints[i]) : data[i];
+  }
+  /// Element `i` as an integer: exact for integer types, truncated (and
+  /// saturated) for floats.
+  int64_t getInt(int64_t i) const;
+  /// Stores `v` (a float for float types; an integer type converts as
+  /// a float-to-int cast, saturating).
+  void set(int64_t i, double v);
+  void setInt(int64_t i, int64_t v) {
+    if (isInteger())
+      ints[i] = wrapInt(dtype, v);
+    else
+      data[i] = static_cast<double>(v);
+  }
+  /// Copies element `j` of `src` (of the same dtype) to element `i`.
+  void copyElement(int64_t i, const HostTensor &src, int64_t j) {
+    if (isInteger())
+      ints[i] = src.ints[j];
+    else
+      data[i] = src.data[j];
+  }
+  /// A tensor of `dtype` and `shape` with the same storage (a reshape).
+  HostTensor reshaped(std::vector<int64_t> newShape) const {
+    HostTensor t = *this;
+    t.shape = std::move(newShape);
+    return t;
+  }
+  /// Every element as a double (see `get`).
+  std::vector<double> values() const;
   /// Rounds every element to `dtype`.
   void roundInPlace();
   /// "tensor<4x8xf32>"

@@ -16,6 +16,8 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
+
 #include <cmath>
 
 using namespace mlir;
@@ -49,10 +51,7 @@ protected:
 
   static HostTensor tensor(DType t, std::vector<int64_t> shape,
                            std::vector<double> values) {
-    HostTensor h(t, std::move(shape));
-    h.data = std::move(values);
-    h.roundInPlace();
-    return h;
+    return HostTensor::fromValues(t, std::move(shape), values);
   }
 
   DialectRegistry registry;
@@ -161,6 +160,34 @@ TEST_F(InterpreterTest, DataMovementByHand) {
   // Index -1 is the last row.
   EXPECT_EQ(r[3].data, (std::vector<double>{4, 5, 6, 1, 2, 3, 4, 5, 6, 1, 2, 3}));
   EXPECT_EQ(r[4].data, (std::vector<double>{3, 6}));
+}
+
+TEST_F(InterpreterTest, IntegersAreExactAndWrap) {
+  // Past 2^53 a double cannot hold every i64: these sums and products would
+  // round if integers went through doubles.
+  const int64_t big = (int64_t{1} << 62) + 1;
+  HostTensor a(DType::I64, {4}), b(DType::I64, {4});
+  a.ints = {big, -7, 7, 3};
+  b.ints = {2, 2, -2, 5};
+  auto r = run(R"mlir(
+    func.func @f(%a: tensor<4xi64>, %b: tensor<4xi64>) -> (tensor<4xi64>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>) {
+      %0 = fusec.add %a, %b : tensor<4xi64>
+      %1 = fusec.mul %a, %b : tensor<4xi64>
+      %2 = fusec.div %a, %b : tensor<4xi64>
+      %3 = fusec.pow %a, %b : tensor<4xi64>
+      return %0, %1, %2, %3 : tensor<4xi64>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>
+    })mlir",
+               {a, b});
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].ints[0], big + 2);
+  // (2^62 + 1) * 2 wraps to -2^63 + 2.
+  EXPECT_EQ(r[1].ints[0], std::numeric_limits<int64_t>::min() + 2);
+  // Division truncates toward zero.
+  EXPECT_EQ(r[2].ints[1], -3);
+  EXPECT_EQ(r[2].ints[2], -3);
+  EXPECT_EQ(r[3].ints[1], 49);
+  EXPECT_EQ(r[3].ints[2], 0); // 7^-2 truncates to 0
+  EXPECT_EQ(r[3].ints[3], 243);
 }
 
 TEST_F(InterpreterTest, ErrorsNameTheOpAndLocation) {

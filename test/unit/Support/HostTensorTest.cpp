@@ -132,11 +132,36 @@ TEST(HostTensor, RandomIsSeededAndOnTheGrid) {
     EXPECT_LE(v, 2.0);
   }
   HostTensor idx = randomTensor(DType::I32, {1000}, 1, 0, 10);
-  for (double v : idx.data) {
+  EXPECT_TRUE(idx.data.empty()) << "integers are held exactly, not in doubles";
+  for (double v : idx.values()) {
     EXPECT_GE(v, 0);
     EXPECT_LT(v, 10);
     EXPECT_EQ(v, std::trunc(v));
   }
+}
+
+TEST(HostTensor, IntegersStayExactThroughFilesAndDeviceBytes) {
+  HostTensor a(DType::I64, {3});
+  a.ints = {(int64_t{1} << 62) + 1, std::numeric_limits<int64_t>::min(), -1};
+  std::string path = ::testing::TempDir() + "/exact_i64.npy";
+  ASSERT_TRUE(writeNpy(path, a).ok());
+  auto b = readNpy(path, DType::I64);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->ints, a.ints);
+  auto c = fromDeviceBytes(DType::I64, {3}, toDeviceBytes(a));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->ints, a.ints);
+  // Exact comparison tells neighbours past 2^53 apart.
+  HostTensor d = a;
+  d.ints[0] += 1;
+  EXPECT_FALSE(compareTensors(a, d, toleranceFor(DType::I64)).ok);
+  // A float stored into an integer tensor converts like a cast: truncated
+  // and saturated.
+  HostTensor e(DType::I32, {2});
+  e.set(0, -2.7);
+  e.set(1, 1e12);
+  EXPECT_EQ(e.ints[0], -2);
+  EXPECT_EQ(e.ints[1], std::numeric_limits<int32_t>::max());
 }
 
 TEST(HostTensor, CompareTolerancesAndNaN) {
@@ -167,7 +192,8 @@ TEST(Npy, RoundTripsEveryType) {
     auto b = readNpy(path, t);
     ASSERT_TRUE(b.ok()) << b.status();
     EXPECT_EQ(b->shape, a.shape) << dtypeName(t);
-    EXPECT_EQ(b->data, a.data) << dtypeName(t);
+    EXPECT_EQ(b->values(), a.values()) << dtypeName(t);
+    EXPECT_EQ(b->ints, a.ints) << dtypeName(t);
   }
 }
 
@@ -243,7 +269,8 @@ TEST(DeviceBytes, TensorsRoundTrip) {
     EXPECT_EQ(static_cast<int64_t>(bytes.size()), 21 * dtypeBytes(t));
     auto b = fromDeviceBytes(t, {7, 3}, bytes);
     ASSERT_TRUE(b.ok());
-    EXPECT_EQ(b->data, a.data) << dtypeName(t);
+    EXPECT_EQ(b->values(), a.values()) << dtypeName(t);
+    EXPECT_EQ(b->ints, a.ints) << dtypeName(t);
   }
   EXPECT_FALSE(fromDeviceBytes(DType::F32, {2}, "abc").ok());
 }

@@ -1,0 +1,172 @@
+//===- OnnxImporter.h - The ONNX importer's core (internal) -----*- C++ -*-===//
+//
+// The importer walks the graph once, node by node. Each ONNX value is a
+// `Val`: its fusec type and, when it is known at import (initializers,
+// Constant nodes, shape computations, anything computed from known values
+// only), its value. Each op type has a small importer function in a table
+// (OnnxOps.cpp) that emits fusec ops as MLIR text through the building
+// blocks below. A node whose inputs are all known is folded once, in one
+// place, by the reference interpreter: its importer runs into a scratch
+// function whose arguments are the known inputs, and the interpreter's
+// results become known values. No op keeps its own folding code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_LIB_IMPORT_ONNXIMPORTER_H
+#define FUSEC_LIB_IMPORT_ONNXIMPORTER_H
+
+#include "OnnxProto.h"
+#include "fusec/Import/Onnx.h"
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace fusec::onnximport {
+
+/// fusec's type for an ONNX element type (f64 is computed in f32).
+absl::StatusOr<DType> dtypeFor(int32_t onnxType);
+const char *onnxTypeName(int32_t onnxType);
+/// A TensorProto's values, integers exact.
+absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string &baseDir);
+std::string typeOf(DType d, const std::vector<int64_t> &shape);
+/// A finite float as MLIR reads it (always with a decimal point).
+std::string floatText(double v);
+
+/// Numpy broadcasting of two shapes.
+absl::StatusOr<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> &a,
+                                                     const std::vector<int64_t> &b);
+
+struct Val {
+  std::string ssa; ///< empty until emitted (known values are emitted lazily)
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::optional<HostTensor> known;
+  /// Set when the value is `squeezed` with size-1 dims added (ONNX's
+  /// keepdims): elementwise ops then compute on the squeezed form, so no
+  /// reshape sits between a reduction and its consumers (which would split
+  /// the kernel); the reshape is emitted only where a use needs it.
+  std::shared_ptr<Val> squeezed;
+  int64_t elements() const { return elementCount(shape); }
+};
+
+/// A known value.
+Val knownVal(HostTensor h);
+
+class Importer {
+public:
+  Importer(const onnx::Model &model, std::string baseDir, const OnnxImportOptions &options);
+  ~Importer();
+  absl::StatusOr<OnnxImport> run();
+
+  // The node being imported.
+  const onnx::Node *node = nullptr;
+  size_t nodeIndex = 0;
+  int64_t opset = 1;
+  std::string baseDir;
+
+  std::string nodeName() const;
+  absl::Status unsupported(const std::string &why) const;
+  absl::Status invalid(const std::string &why) const;
+
+  // Inputs, outputs and attributes of the node.
+  absl::StatusOr<Val> input(size_t i);
+  bool hasInput(size_t i) const;
+  size_t numInputs() const { return node->inputs.size(); }
+  size_t numOutputs() const { return node->outputs.size(); }
+  bool hasOutput(size_t i) const { return i < node->outputs.size() && !node->outputs[i].empty(); }
+  /// Input `i` as integers; it must be known at import.
+  absl::StatusOr<std::vector<int64_t>> knownInts(size_t i);
+  int64_t attrInt(const char *name, int64_t dflt) const;
+  float attrFloat(const char *name, float dflt) const;
+  std::optional<std::vector<int64_t>> attrInts(const char *name) const;
+  std::optional<std::string> attrString(const char *name) const;
+  absl::Status define(size_t out, Val v);
+  absl::StatusOr<int64_t> axis(int64_t a, size_t rank) const;
+
+  // Building blocks: each emits fusec ops (or, for known values, may stay
+  // on the host where no op is needed: reshapes, splat broadcasts).
+  /// Emits `rhs` as a new value.
+  Val emit(const std::string &rhs, DType d, std::vector<int64_t> shape);
+  std::string ty(const Val &v) const { return typeOf(v.dtype, v.shape); }
+  /// The SSA name of `v`, emitting its known value first if needed.
+  std::string use(Val &v);
+  Val constant(DType d, double value);
+  Val intConstant(DType d, int64_t value);
+  Val broadcastTo(Val v, const std::vector<int64_t> &shape);
+  Val cast(Val v, DType to);
+  Val reshape(Val v, std::vector<int64_t> shape);
+  absl::StatusOr<Val> binary(const char *op, Val a, Val b);
+  Val unary(const char *op, Val a);
+  /// `v` seen with `shape` (v's shape plus size-1 dims).
+  Val wrap(Val v, const std::vector<int64_t> &shape);
+  /// compare `pred` of two values of one shape and type.
+  Val compare(const char *pred, Val a, Val b);
+  /// compare after broadcasting both.
+  absl::StatusOr<Val> compareBroadcast(const char *pred, Val a, Val b);
+  absl::StatusOr<Val> select(Val c, Val a, Val b);
+  absl::StatusOr<Val> reduce(const char *kind, Val x, std::vector<int64_t> axes, bool keep);
+  Val transpose(Val x, const std::vector<int64_t> &perm);
+  Val slice(Val x, const std::vector<int64_t> &offsets, const std::vector<int64_t> &strides,
+            const std::vector<int64_t> &shape);
+  /// Elements of `x` at the flat indices `index` (an i64 value of any
+  /// shape, the result's): a gather on `x` flattened.
+  Val gatherFlat(Val x, Val index);
+  /// A known i64 tensor of `shape` whose element at each output coordinate
+  /// is `fn(coords)`.
+  Val knownIndexMap(const std::vector<int64_t> &shape,
+                    const std::function<int64_t(const std::vector<int64_t> &)> &fn);
+  /// A known i1 tensor of `shape`, `fn(coords)` at each element.
+  Val knownMask(const std::vector<int64_t> &shape,
+                const std::function<bool(const std::vector<int64_t> &)> &fn);
+
+  /// True while a node is imported into a scratch function to be folded:
+  /// an importer may then produce values it otherwise refuses (empty ones).
+  bool folding() const { return foldDepth > 0; }
+
+private:
+  const onnx::Model &model;
+  const OnnxImportOptions &options;
+  std::map<std::string, Val> values;
+  std::string body;
+  int counter = 0;
+  bool emptyUse = false;
+
+  // Folding (OnnxImport.cpp): the known inputs of the node being folded,
+  // bound to the scratch function's arguments.
+  int foldDepth = 0;
+  std::vector<std::pair<std::string, HostTensor>> foldArgs;
+  std::unique_ptr<mlir::MLIRContext> context;
+
+  std::string loc() const;
+  absl::Status importNode();
+  /// Imports the node into a scratch function and evaluates it with the
+  /// interpreter; its outputs become known values.
+  absl::Status foldNode(const std::function<absl::Status()> &importer);
+};
+
+/// An op type's importer: reads the node through `I` and defines its
+/// outputs.
+using OpImporter = absl::Status (*)(Importer &I);
+/// The op types fusec imports (default domain), each with its importer.
+const std::map<std::string, OpImporter> &opImporters();
+
+#define FUSEC_TRY_ASSIGN(lhs, expr)                                            \
+  auto lhs##_or = (expr);                                                      \
+  if (!lhs##_or.ok())                                                          \
+    return lhs##_or.status();                                                  \
+  auto lhs = std::move(*lhs##_or)
+
+} // namespace fusec::onnximport
+
+#endif // FUSEC_LIB_IMPORT_ONNXIMPORTER_H

@@ -1,0 +1,1555 @@
+//===- OnnxOps.cpp - One small importer per ONNX op type --------*- C++ -*-===//
+//
+// Each function reads one node through the Importer's building blocks
+// (OnnxImporter.h) and defines its outputs. None folds: a node whose inputs
+// are all known is evaluated by the reference interpreter in one place
+// (Importer::foldNode). `opImporters()` at the end is the table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+
+#include "absl/strings/str_join.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace fusec::onnximport {
+
+namespace {
+
+using onnx::Attribute;
+
+#define TRY FUSEC_TRY_ASSIGN
+
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+int64_t dot(const std::vector<int64_t> &c, const std::vector<int64_t> &strides) {
+  int64_t f = 0;
+  for (size_t i = 0; i < c.size(); ++i)
+    f += c[i] * strides[i];
+  return f;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <const char *Name> absl::Status unaryOp(Importer &I) {
+  TRY(x, I.input(0));
+  return I.define(0, I.unary(Name, x));
+}
+
+template <const char *Name> absl::Status binaryOp(Importer &I) {
+  TRY(a, I.input(0));
+  TRY(b, I.input(1));
+  TRY(r, I.binary(Name, a, b));
+  return I.define(0, r);
+}
+
+template <const char *Pred> absl::Status compareOp(Importer &I) {
+  TRY(a, I.input(0));
+  TRY(b, I.input(1));
+  TRY(r, I.compareBroadcast(Pred, a, b));
+  return I.define(0, r);
+}
+
+constexpr char kNeg[] = "neg", kAbs[] = "abs", kFloor[] = "floor", kCeil[] = "ceil",
+               kSqrt[] = "sqrt", kExp[] = "exp", kLog[] = "log", kTanh[] = "tanh", kErf[] = "erf",
+               kSigmoid[] = "sigmoid", kSign[] = "sign", kNot[] = "not";
+constexpr char kAdd[] = "add", kSub[] = "sub", kMul[] = "mul", kDiv[] = "div", kAnd[] = "and",
+               kOr[] = "or";
+constexpr char kEq[] = "eq", kGt[] = "gt", kGe[] = "ge", kLt[] = "lt", kLe[] = "le";
+
+/// a != b on booleans (compare and select take numbers only):
+/// (a or b) and not (a and b).
+absl::StatusOr<Val> logicalXor(Importer &I, Val a, Val b) {
+  TRY(either, I.binary("or", a, b));
+  TRY(both, I.binary("and", a, b));
+  return I.binary("and", either, I.unary("not", both));
+}
+
+absl::Status importXor(Importer &I) {
+  TRY(a, I.input(0));
+  TRY(b, I.input(1));
+  TRY(r, logicalXor(I, a, b));
+  return I.define(0, r);
+}
+
+absl::Status importVariadic(Importer &I) {
+  const std::string &op = I.node->opType;
+  if (I.numInputs() == 0)
+    return I.invalid("no inputs");
+  TRY(acc, I.input(0));
+  const char *f = op == "Max" ? "max" : op == "Min" ? "min" : "add";
+  for (size_t i = 1; i < I.numInputs(); ++i) {
+    TRY(b, I.input(i));
+    TRY(r, I.binary(f, acc, b));
+    acc = r;
+  }
+  if (op == "Mean" && I.numInputs() > 1) {
+    TRY(r, I.binary("div", acc, I.constant(acc.dtype, static_cast<double>(I.numInputs()))));
+    acc = r;
+  }
+  return I.define(0, acc);
+}
+
+/// The value every element of a known tensor has, if they all agree.
+std::optional<double> knownSplat(const Val &v) {
+  if (!v.known || v.known->numElements() == 0)
+    return std::nullopt;
+  double first = v.known->get(0);
+  for (int64_t i = 1; i < v.known->numElements(); ++i)
+    if (v.known->get(i) != first)
+      return std::nullopt;
+  return first;
+}
+
+absl::Status importPow(Importer &I) {
+  TRY(a, I.input(0));
+  TRY(b, I.input(1));
+  // Exporters write x*x as Pow(x, 2) (variances, RMSNorm): small known
+  // exponents become multiplies, square roots and reciprocals, which is
+  // what the frameworks compute (and cheaper than 2^(y log2 x)).
+  std::optional<double> k = knownSplat(b);
+  if (k && isFloat(a.dtype) && !a.known) {
+    TRY(shape, broadcastShapes(a.shape, b.shape));
+    Val x = I.broadcastTo(a, shape);
+    if (*k == 1)
+      return I.define(0, x);
+    if (*k == 2 || *k == 3) {
+      TRY(sq, I.binary("mul", x, x));
+      if (*k == 2)
+        return I.define(0, sq);
+      TRY(cube, I.binary("mul", sq, x));
+      return I.define(0, cube);
+    }
+    if (*k == 0.5)
+      return I.define(0, I.unary("sqrt", x));
+    if (*k == -0.5)
+      return I.define(0, I.unary("rsqrt", x));
+    if (*k == -1) {
+      TRY(r, I.binary("div", I.constant(x.dtype, 1), x));
+      return I.define(0, r);
+    }
+  }
+  TRY(r, I.binary("pow", a, I.cast(b, a.dtype)));
+  return I.define(0, r);
+}
+
+absl::Status importReciprocal(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(r, I.binary("div", I.constant(x.dtype, 1), x));
+  return I.define(0, r);
+}
+
+absl::Status importRelu(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(r, I.binary("max", x, I.constant(x.dtype, 0)));
+  return I.define(0, r);
+}
+
+absl::Status importEluFamily(Importer &I) {
+  const std::string &op = I.node->opType;
+  TRY(x, I.input(0));
+  double alpha = I.attrFloat("alpha", op == "LeakyRelu" ? 0.01f
+                                      : op == "Elu"     ? 1.0f
+                                                        : 1.67326319217681884765625f);
+  Val zero = I.broadcastTo(I.constant(x.dtype, 0), x.shape);
+  Val neg = I.compare(op == "Selu" ? "le" : "lt", x, zero);
+  Val negPart;
+  if (op == "LeakyRelu") {
+    TRY(r, I.binary("mul", x, I.constant(x.dtype, alpha)));
+    negPart = r;
+  } else {
+    TRY(e, I.binary("sub", I.unary("exp", x), I.constant(x.dtype, 1)));
+    TRY(r, I.binary("mul", e, I.constant(x.dtype, alpha)));
+    negPart = r;
+  }
+  TRY(r, I.select(neg, negPart, x));
+  if (op == "Selu") {
+    TRY(g, I.binary("mul", r, I.constant(x.dtype, I.attrFloat("gamma", 1.05070102214813232421875f))));
+    return I.define(0, g);
+  }
+  return I.define(0, r);
+}
+
+absl::Status importHardSigmoid(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(a, I.binary("mul", x, I.constant(x.dtype, I.attrFloat("alpha", 0.2f))));
+  TRY(b, I.binary("add", a, I.constant(x.dtype, I.attrFloat("beta", 0.5f))));
+  TRY(c, I.binary("min", b, I.constant(x.dtype, 1)));
+  TRY(d, I.binary("max", c, I.constant(x.dtype, 0)));
+  return I.define(0, d);
+}
+
+absl::Status importSoftplus(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(a, I.binary("add", I.unary("exp", x), I.constant(x.dtype, 1)));
+  return I.define(0, I.unary("log", a));
+}
+
+absl::Status importSoftsign(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(a, I.binary("add", I.unary("abs", x), I.constant(x.dtype, 1)));
+  TRY(r, I.binary("div", x, a));
+  return I.define(0, r);
+}
+
+absl::Status importActivations(Importer &I) {
+  const std::string &op = I.node->opType;
+  TRY(x, I.input(0));
+  if (!isFloat(x.dtype))
+    return I.invalid("expects a float input");
+  Val zero = I.broadcastTo(I.constant(x.dtype, 0), x.shape);
+  if (op == "HardSwish") { // x * max(0, min(1, x / 6 + 0.5))
+    TRY(a, I.binary("mul", x, I.constant(x.dtype, 1.0 / 6.0)));
+    TRY(b, I.binary("add", a, I.constant(x.dtype, 0.5)));
+    TRY(c, I.binary("min", b, I.constant(x.dtype, 1)));
+    TRY(d, I.binary("max", c, I.constant(x.dtype, 0)));
+    TRY(r, I.binary("mul", x, d));
+    return I.define(0, r);
+  }
+  if (op == "Mish") { // x * tanh(log(1 + exp(x)))
+    TRY(a, I.binary("add", I.unary("exp", x), I.constant(x.dtype, 1)));
+    TRY(r, I.binary("mul", x, I.unary("tanh", I.unary("log", a))));
+    return I.define(0, r);
+  }
+  if (op == "ThresholdedRelu") {
+    Val gt = I.compare("gt", x, I.broadcastTo(I.constant(x.dtype, I.attrFloat("alpha", 1)), x.shape));
+    TRY(r, I.select(gt, x, zero));
+    return I.define(0, r);
+  }
+  // Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+  double alpha = I.attrFloat("alpha", 1);
+  TRY(xa, I.binary("div", x, I.constant(x.dtype, alpha)));
+  TRY(e, I.binary("sub", I.unary("exp", xa), I.constant(x.dtype, 1)));
+  TRY(ea, I.binary("mul", e, I.constant(x.dtype, alpha)));
+  TRY(lo, I.binary("min", ea, I.constant(x.dtype, 0)));
+  TRY(hi, I.binary("max", x, I.constant(x.dtype, 0)));
+  TRY(r, I.binary("add", hi, lo));
+  return I.define(0, r);
+}
+
+absl::Status importPRelu(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(slope, I.input(1));
+  TRY(shape, broadcastShapes(x.shape, slope.shape));
+  Val xb = I.broadcastTo(x, shape);
+  TRY(neg, I.binary("mul", xb, slope));
+  Val lt = I.compare("lt", xb, I.broadcastTo(I.constant(x.dtype, 0), shape));
+  TRY(r, I.select(lt, neg, xb));
+  return I.define(0, r);
+}
+
+absl::Status importClip(Importer &I) {
+  TRY(x, I.input(0));
+  Val r = x;
+  std::optional<Val> lo, hi;
+  if (I.opset < 11) {
+    if (I.node->attr("min"))
+      lo = I.constant(x.dtype, I.attrFloat("min", 0));
+    if (I.node->attr("max"))
+      hi = I.constant(x.dtype, I.attrFloat("max", 0));
+  } else {
+    if (I.hasInput(1)) {
+      TRY(v, I.input(1));
+      lo = v;
+    }
+    if (I.hasInput(2)) {
+      TRY(v, I.input(2));
+      hi = v;
+    }
+  }
+  if (lo) {
+    TRY(m, I.binary("max", r, *lo));
+    r = m;
+  }
+  if (hi) {
+    TRY(m, I.binary("min", r, *hi));
+    r = m;
+  }
+  return I.define(0, r);
+}
+
+absl::Status importWhere(Importer &I) {
+  TRY(c, I.input(0));
+  TRY(a, I.input(1));
+  TRY(b, I.input(2));
+  TRY(r, I.select(c, a, b));
+  return I.define(0, r);
+}
+
+absl::Status importCast(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(to, dtypeFor(static_cast<int32_t>(I.attrInt("to", onnx::kFloat))));
+  return I.define(0, I.cast(x, to));
+}
+
+absl::Status importCastLike(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(like, I.input(1));
+  return I.define(0, I.cast(x, like.dtype));
+}
+
+absl::Status importIsNaN(Importer &I) {
+  TRY(x, I.input(0));
+  if (!isFloat(x.dtype))
+    return I.invalid("expects a float input");
+  return I.define(0, I.compare("ne", x, x)); // NaN alone differs from itself
+}
+
+absl::Status importIsInf(Importer &I) {
+  TRY(x, I.input(0));
+  if (!isFloat(x.dtype))
+    return I.invalid("expects a float input");
+  bool pos = I.attrInt("detect_positive", 1), neg = I.attrInt("detect_negative", 1);
+  double inf = std::numeric_limits<double>::infinity();
+  std::optional<Val> r;
+  if (pos)
+    r = I.compare("eq", x, I.broadcastTo(I.constant(x.dtype, inf), x.shape));
+  if (neg) {
+    Val n = I.compare("eq", x, I.broadcastTo(I.constant(x.dtype, -inf), x.shape));
+    if (r) {
+      TRY(o, I.binary("or", *r, n));
+      r = o;
+    } else {
+      r = n;
+    }
+  }
+  if (!r)
+    r = I.broadcastTo(I.constant(DType::I1, 0), x.shape);
+  return I.define(0, *r);
+}
+
+/// trunc(x) for floats: toward zero.
+absl::StatusOr<Val> truncFloat(Importer &I, Val x) {
+  Val lt = I.compare("lt", x, I.broadcastTo(I.constant(x.dtype, 0), x.shape));
+  return I.select(lt, I.unary("ceil", x), I.unary("floor", x));
+}
+
+absl::Status importMod(Importer &I) {
+  TRY(a, I.input(0));
+  TRY(b, I.input(1));
+  bool fmod = I.attrInt("fmod", 0);
+  TRY(shape, broadcastShapes(a.shape, b.shape));
+  a = I.broadcastTo(a, shape);
+  b = I.broadcastTo(b, shape);
+  if (isFloat(a.dtype)) {
+    if (!fmod)
+      return I.invalid("a float Mod needs fmod = 1");
+    TRY(q, I.binary("div", a, b));
+    TRY(t, truncFloat(I, q));
+    TRY(p, I.binary("mul", t, b));
+    TRY(r, I.binary("sub", a, p));
+    return I.define(0, r);
+  }
+  // Integers: the remainder of truncated division, moved to the divisor's
+  // sign unless fmod.
+  TRY(q, I.binary("div", a, b));
+  TRY(p, I.binary("mul", q, b));
+  TRY(r, I.binary("sub", a, p));
+  if (fmod)
+    return I.define(0, r);
+  Val zero = I.broadcastTo(I.intConstant(a.dtype, 0), shape);
+  Val nonzero = I.compare("ne", r, zero);
+  Val rneg = I.compare("lt", r, zero), bneg = I.compare("lt", b, zero);
+  TRY(differ, logicalXor(I, rneg, bneg));
+  TRY(fix, I.binary("and", nonzero, differ));
+  TRY(rb, I.binary("add", r, b));
+  TRY(out, I.select(fix, rb, r));
+  return I.define(0, out);
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and shapes
+//===----------------------------------------------------------------------===//
+
+absl::Status importIdentity(Importer &I) {
+  const std::string &op = I.node->opType;
+  if (op == "Dropout" && I.hasInput(2)) {
+    TRY(mode, I.input(2));
+    if (!mode.known || mode.known->numElements() == 0 || mode.known->get(0) != 0)
+      return I.unsupported("Dropout in training mode is not supported (inference only)");
+  }
+  TRY(x, I.input(0));
+  if (op == "Dropout" && I.hasOutput(1))
+    if (auto st = I.define(1, I.broadcastTo(I.constant(DType::I1, 1), x.shape)); !st.ok())
+      return st; // at inference the mask keeps everything
+  return I.define(0, x);
+}
+
+absl::Status importConstant(Importer &I) {
+  const onnx::Node &n = *I.node;
+  if (const Attribute *a = n.attr("value"); a && (a->has & Attribute::kT)) {
+    TRY(h, decodeTensor(a->t, I.baseDir));
+    return I.define(0, knownVal(std::move(h)));
+  }
+  if (const Attribute *a = n.attr("value_float"))
+    return I.define(0, I.constant(DType::F32, a->f));
+  if (const Attribute *a = n.attr("value_int"))
+    return I.define(0, I.intConstant(DType::I64, a->i));
+  if (const Attribute *a = n.attr("value_floats")) {
+    HostTensor h(DType::F32, {static_cast<int64_t>(a->floats.size())});
+    for (size_t i = 0; i < a->floats.size(); ++i)
+      h.data[i] = a->floats[i];
+    return I.define(0, knownVal(std::move(h)));
+  }
+  if (const Attribute *a = n.attr("value_ints")) {
+    HostTensor h(DType::I64, {static_cast<int64_t>(a->ints.size())});
+    h.ints = a->ints;
+    return I.define(0, knownVal(std::move(h)));
+  }
+  return I.unsupported("only value, value_float(s) and value_int(s) constants are supported");
+}
+
+absl::Status importShape(Importer &I) {
+  TRY(x, I.input(0));
+  int64_t r = static_cast<int64_t>(x.shape.size());
+  int64_t start = I.attrInt("start", 0), end = I.attrInt("end", r);
+  start = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
+  end = std::clamp<int64_t>(end < 0 ? end + r : end, 0, r);
+  HostTensor h(DType::I64, {std::max<int64_t>(0, end - start)});
+  for (int64_t i = start; i < end; ++i)
+    h.ints[i - start] = x.shape[i];
+  return I.define(0, knownVal(std::move(h)));
+}
+
+absl::Status importSize(Importer &I) {
+  TRY(x, I.input(0));
+  return I.define(0, I.intConstant(DType::I64, x.elements()));
+}
+
+absl::Status importConstantOfShape(Importer &I) {
+  TRY(dims, I.knownInts(0));
+  for (int64_t d : dims)
+    if (d < 0)
+      return I.invalid("a negative dim");
+  HostTensor fill(DType::F32, {1});
+  if (const Attribute *a = I.node->attr("value"); a && (a->has & Attribute::kT)) {
+    TRY(h, decodeTensor(a->t, I.baseDir));
+    if (h.numElements() != 1)
+      return I.invalid("value must have one element");
+    fill = h;
+  }
+  HostTensor h(fill.dtype, dims);
+  for (int64_t i = 0; i < h.numElements(); ++i)
+    h.copyElement(i, fill, 0);
+  return I.define(0, knownVal(std::move(h)));
+}
+
+absl::Status importRange(Importer &I) {
+  std::vector<Val> in;
+  for (size_t i = 0; i < 3; ++i) {
+    TRY(v, I.input(i));
+    if (!v.known || v.elements() != 1)
+      return I.unsupported(absl::StrCat(
+          "input #", i, " must be known at import (a constant or a shape computation)"));
+    in.push_back(v);
+  }
+  DType d = in[0].dtype;
+  HostTensor h;
+  if (isInteger(d)) {
+    int64_t start = in[0].known->ints[0], limit = in[1].known->ints[0],
+            delta = in[2].known->ints[0];
+    if (delta == 0)
+      return I.invalid("delta is 0");
+    int64_t n = std::max<int64_t>(0, delta > 0 ? (limit - start + delta - 1) / delta
+                                               : (start - limit - delta - 1) / -delta);
+    h = HostTensor(d, {n});
+    for (int64_t i = 0; i < n; ++i)
+      h.ints[i] = start + i * delta;
+  } else {
+    double start = in[0].known->get(0), limit = in[1].known->get(0), delta = in[2].known->get(0);
+    if (delta == 0)
+      return I.invalid("delta is 0");
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+    h = HostTensor(d, {n});
+    for (int64_t i = 0; i < n; ++i)
+      h.data[i] = start + static_cast<double>(i) * delta;
+  }
+  h.roundInPlace();
+  return I.define(0, knownVal(std::move(h)));
+}
+
+absl::Status importReshapeFamily(Importer &I) {
+  const std::string &op = I.node->opType;
+  TRY(x, I.input(0));
+  std::vector<int64_t> shape;
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (op == "Reshape") {
+    TRY(req, I.knownInts(1));
+    bool allowZero = I.attrInt("allowzero", 0);
+    int64_t known = 1, infer = -1;
+    for (size_t i = 0; i < req.size(); ++i) {
+      int64_t d = req[i];
+      if (d == 0 && !allowZero) {
+        if (static_cast<int64_t>(i) >= rank)
+          return I.invalid("a 0 in the shape past the input's rank");
+        d = x.shape[i];
+      }
+      if (d == -1) {
+        if (infer >= 0)
+          return I.invalid("two -1 in the shape");
+        infer = static_cast<int64_t>(i);
+      } else if (d < 0) {
+        return I.invalid(absl::StrCat("shape value ", d));
+      } else {
+        known *= d;
+      }
+      shape.push_back(d);
+    }
+    if (infer >= 0) {
+      if (known == 0 || x.elements() % known)
+        return I.invalid("cannot infer the -1 dim");
+      shape[infer] = x.elements() / known;
+    }
+  } else if (op == "Flatten") {
+    int64_t a = I.attrInt("axis", 1);
+    if (a < 0)
+      a += rank;
+    if (a < 0 || a > rank)
+      return I.invalid(absl::StrCat("axis ", I.attrInt("axis", 1), " out of range for rank ", rank));
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < a; ++d)
+      outer *= x.shape[d];
+    for (int64_t d = a; d < rank; ++d)
+      inner *= x.shape[d];
+    shape = {outer, inner};
+  } else {
+    std::vector<int64_t> axes;
+    if (I.opset >= 13 && I.hasInput(1)) {
+      TRY(v, I.knownInts(1));
+      axes = v;
+    } else if (auto a = I.attrInts("axes")) {
+      axes = *a;
+    }
+    if (op == "Squeeze") {
+      std::vector<bool> drop(rank, false);
+      if (axes.empty())
+        for (int64_t d = 0; d < rank; ++d)
+          drop[d] = x.shape[d] == 1;
+      for (int64_t a : axes) {
+        TRY(ax, I.axis(a, rank));
+        if (x.shape[ax] != 1)
+          return I.invalid(absl::StrCat("squeezing dim ", ax, " of size ", x.shape[ax]));
+        drop[ax] = true;
+      }
+      for (int64_t d = 0; d < rank; ++d)
+        if (!drop[d])
+          shape.push_back(x.shape[d]);
+    } else {
+      int64_t outRank = rank + static_cast<int64_t>(axes.size());
+      std::vector<bool> ins(outRank, false);
+      for (int64_t a : axes) {
+        TRY(ax, I.axis(a, outRank));
+        ins[ax] = true;
+      }
+      size_t k = 0;
+      for (int64_t d = 0; d < outRank; ++d)
+        shape.push_back(ins[d] ? 1 : x.shape[k++]);
+    }
+  }
+  if (elementCount(shape) != x.elements())
+    return I.invalid("the new shape has a different number of elements");
+  return I.define(0, I.reshape(x, shape));
+}
+
+absl::Status importExpand(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(dims, I.knownInts(1));
+  auto shape = broadcastShapes(x.shape, dims);
+  if (!shape.ok())
+    return I.invalid(std::string(shape.status().message()));
+  return I.define(0, I.broadcastTo(x, *shape));
+}
+
+absl::Status importTranspose(Importer &I) {
+  TRY(x, I.input(0));
+  std::vector<int64_t> perm;
+  if (auto p = I.attrInts("perm"))
+    perm = *p;
+  else
+    for (int64_t d = static_cast<int64_t>(x.shape.size()) - 1; d >= 0; --d)
+      perm.push_back(d);
+  if (perm.size() != x.shape.size())
+    return I.invalid("perm does not match the rank");
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(x.shape.size()) || seen[p])
+      return I.invalid("perm is not a permutation of the dims");
+    seen[p] = true;
+  }
+  return I.define(0, I.transpose(x, perm));
+}
+
+absl::Status importConcat(Importer &I) {
+  std::vector<Val> in;
+  for (size_t i = 0; i < I.numInputs(); ++i) {
+    TRY(v, I.input(i));
+    if (v.elements() > 0 || in.empty())
+      in.push_back(v);
+  }
+  if (in.empty())
+    return I.invalid("no inputs");
+  TRY(ax, I.axis(I.attrInt("axis", 0), in[0].shape.size()));
+  std::vector<int64_t> shape = in[0].shape;
+  shape[ax] = 0;
+  for (Val &v : in) {
+    if (v.shape.size() != shape.size() || v.dtype != in[0].dtype)
+      return I.invalid("inputs of different ranks or types");
+    shape[ax] += v.shape[ax];
+  }
+  if (in.size() == 1)
+    return I.define(0, in[0]);
+  std::string names, types;
+  for (size_t i = 0; i < in.size(); ++i) {
+    absl::StrAppend(&names, i ? ", " : "", I.use(in[i]));
+    absl::StrAppend(&types, i ? ", " : "", I.ty(in[i]));
+  }
+  return I.define(0, I.emit(absl::StrCat("fusec.concat ", names, " dim ", ax, " : (", types,
+                                         ") -> ", typeOf(in[0].dtype, shape)),
+                            in[0].dtype, shape));
+}
+
+absl::Status importSplit(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(ax, I.axis(I.attrInt("axis", 0), x.shape.size()));
+  std::vector<int64_t> sizes;
+  if (I.opset >= 13 && I.hasInput(1)) {
+    TRY(s, I.knownInts(1));
+    sizes = s;
+  } else if (auto s = I.attrInts("split")) {
+    sizes = *s;
+  } else {
+    int64_t parts = static_cast<int64_t>(I.numOutputs());
+    if (I.opset >= 18 && I.attrInt("num_outputs", 0) > 0)
+      parts = I.attrInt("num_outputs", 0);
+    int64_t each = (x.shape[ax] + parts - 1) / parts;
+    for (int64_t i = 0, left = x.shape[ax]; i < parts; ++i, left -= each)
+      sizes.push_back(std::max<int64_t>(0, std::min(each, left)));
+  }
+  if (sizes.size() != I.numOutputs())
+    return I.invalid("split sizes and outputs differ in number");
+  int64_t offset = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<int64_t> shape = x.shape, offsets(x.shape.size(), 0), strides(x.shape.size(), 1);
+    shape[ax] = sizes[i];
+    offsets[ax] = offset;
+    offset += sizes[i];
+    Val part = sizes[i] == 0 ? Val{"", x.dtype, shape, {}, {}} : I.slice(x, offsets, strides, shape);
+    if (auto st = I.define(i, part); !st.ok())
+      return st;
+  }
+  if (offset != x.shape[ax])
+    return I.invalid("split sizes do not add up to the dim");
+  return absl::OkStatus();
+}
+
+absl::Status importSlice(Importer &I) {
+  TRY(x, I.input(0));
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (I.opset < 10) {
+    starts = I.attrInts("starts").value_or(std::vector<int64_t>{});
+    ends = I.attrInts("ends").value_or(std::vector<int64_t>{});
+    axes = I.attrInts("axes").value_or(std::vector<int64_t>{});
+  } else {
+    TRY(s, I.knownInts(1));
+    TRY(e, I.knownInts(2));
+    starts = s, ends = e;
+    if (I.hasInput(3)) {
+      TRY(a, I.knownInts(3));
+      axes = a;
+    }
+    if (I.hasInput(4)) {
+      TRY(st, I.knownInts(4));
+      steps = st;
+    }
+  }
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return I.invalid("starts, ends, axes and steps differ in length");
+  std::vector<int64_t> offsets(rank, 0), strides(rank, 1), shape = x.shape;
+  bool reverse = false;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    TRY(ax, I.axis(axes[i], rank));
+    int64_t n = x.shape[ax], st = steps[i];
+    if (st == 0)
+      return I.invalid("a step of 0");
+    // ONNX's clamping (starts and ends may be INT64_MAX or INT64_MIN).
+    auto norm = [&](int64_t v) { return v < 0 ? (v < -n ? -1 : v + n) : v; };
+    int64_t b = norm(starts[i]), e = norm(ends[i]);
+    if (st > 0) {
+      b = std::clamp<int64_t>(b, 0, n);
+      e = std::clamp<int64_t>(e, 0, n);
+      shape[ax] = e > b ? (e - b + st - 1) / st : 0;
+    } else {
+      b = std::clamp<int64_t>(b, 0, n - 1);
+      e = std::clamp<int64_t>(e, -1, n - 1);
+      shape[ax] = b > e ? (b - e - st - 1) / -st : 0;
+      reverse = true;
+    }
+    offsets[ax] = b;
+    strides[ax] = st;
+  }
+  if (elementCount(shape) == 0)
+    return I.define(0, knownVal(HostTensor(x.dtype, shape)));
+  if (!reverse)
+    return I.define(0, I.slice(x, offsets, strides, shape));
+  // Negative steps: the elements through an index map.
+  auto src = stridesOf(x.shape);
+  Val index = I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
+    int64_t f = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      f += (offsets[d] + c[d] * strides[d]) * src[d];
+    return f;
+  });
+  return I.define(0, I.gatherFlat(x, index));
+}
+
+absl::Status importTile(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(reps, I.knownInts(1));
+  if (reps.size() != x.shape.size())
+    return I.invalid("repeats do not match the rank");
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < reps.size(); ++d) {
+    if (reps[d] < 0)
+      return I.invalid("a negative repeat");
+    shape.push_back(x.shape[d] * reps[d]);
+  }
+  if (elementCount(shape) == 0)
+    return I.define(0, knownVal(HostTensor(x.dtype, shape)));
+  auto src = stridesOf(x.shape);
+  Val index = I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
+    int64_t f = 0;
+    for (size_t d = 0; d < c.size(); ++d)
+      f += (c[d] % x.shape[d]) * src[d];
+    return f;
+  });
+  return I.define(0, I.gatherFlat(x, index));
+}
+
+absl::Status importPad(Importer &I) {
+  TRY(x, I.input(0));
+  std::string mode = I.attrString("mode").value_or("constant");
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  std::vector<int64_t> pads;
+  if (I.opset < 11) {
+    pads = I.attrInts("pads").value_or(std::vector<int64_t>{});
+  } else {
+    TRY(p, I.knownInts(1));
+    pads = p;
+  }
+  std::vector<int64_t> axes;
+  if (I.hasInput(3)) {
+    TRY(a, I.knownInts(3));
+    for (int64_t v : a) {
+      TRY(ax, I.axis(v, rank));
+      axes.push_back(ax);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  if (pads.size() != 2 * axes.size())
+    return I.invalid("pads must hold a begin and an end per axis");
+  std::vector<int64_t> before(rank, 0), shape = x.shape;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    before[axes[i]] = pads[i];
+    shape[axes[i]] += pads[i] + pads[i + axes.size()];
+    if (shape[axes[i]] < 0)
+      return I.invalid("pads remove more than the dim");
+  }
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return I.invalid(absl::StrCat("mode '", mode, "'"));
+  if (elementCount(shape) == 0)
+    return I.define(0, knownVal(HostTensor(x.dtype, shape)));
+  auto src = stridesOf(x.shape);
+  // The source coordinate along d of output coordinate o, or -1 outside.
+  auto from = [&](int64_t d, int64_t o) -> int64_t {
+    int64_t n = x.shape[d], i = o - before[d];
+    if (i >= 0 && i < n)
+      return i;
+    if (mode == "constant")
+      return -1;
+    if (mode == "edge")
+      return std::clamp<int64_t>(i, 0, n - 1);
+    if (mode == "wrap")
+      return ((i % n) + n) % n;
+    if (n == 1) // reflect
+      return 0;
+    int64_t period = 2 * (n - 1), m = ((i % period) + period) % period;
+    return m < n ? m : period - m;
+  };
+  Val index = I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
+    int64_t f = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      f += std::max<int64_t>(from(d, c[d]), 0) * src[d];
+    return f;
+  });
+  Val gathered = I.gatherFlat(x, index);
+  if (mode != "constant")
+    return I.define(0, gathered);
+  Val fill = I.constant(x.dtype, 0);
+  if (I.hasInput(2)) {
+    TRY(v, I.input(2));
+    fill = I.reshape(v, {});
+  }
+  Val inside = I.knownMask(shape, [&](const std::vector<int64_t> &c) {
+    for (int64_t d = 0; d < rank; ++d)
+      if (from(d, c[d]) < 0)
+        return false;
+    return true;
+  });
+  TRY(r, I.select(inside, gathered, fill));
+  return I.define(0, r);
+}
+
+//===----------------------------------------------------------------------===//
+// Gathers and scatters
+//===----------------------------------------------------------------------===//
+
+absl::Status importGather(Importer &I) {
+  TRY(data, I.input(0));
+  TRY(idx, I.input(1));
+  TRY(ax, I.axis(I.attrInt("axis", 0), data.shape.size()));
+  std::vector<int64_t> shape(data.shape.begin(), data.shape.begin() + ax);
+  shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
+  shape.insert(shape.end(), data.shape.begin() + ax + 1, data.shape.end());
+  if (idx.dtype != DType::I32 && idx.dtype != DType::I64)
+    return I.invalid("indices must be int32 or int64");
+  if (idx.known) {
+    int64_t n = data.shape[ax];
+    for (int64_t i = 0; i < idx.known->numElements(); ++i)
+      if (int64_t k = idx.known->getInt(i); k < -n || k >= n)
+        return I.invalid(absl::StrCat("index ", k, " out of range [", -n, ", ", n, ")"));
+  }
+  if (elementCount(shape) == 0)
+    return I.define(0, knownVal(HostTensor(data.dtype, shape)));
+  return I.define(0, I.emit(absl::StrCat("fusec.gather ", I.use(data), "[", I.use(idx), "] axis ",
+                                         ax, " : (", I.ty(data), ", ", I.ty(idx), ") -> ",
+                                         typeOf(data.dtype, shape)),
+                            data.dtype, shape));
+}
+
+/// `idx` (any integer type) as i64 with negative entries counted from `n`.
+absl::StatusOr<Val> normalizedIndex(Importer &I, Val idx, int64_t n) {
+  Val i64 = I.cast(idx, DType::I64);
+  Val zero = I.broadcastTo(I.intConstant(DType::I64, 0), i64.shape);
+  Val neg = I.compare("lt", i64, zero);
+  TRY(wrapped, I.binary("add", i64, I.intConstant(DType::I64, n)));
+  return I.select(neg, wrapped, i64);
+}
+
+absl::Status importGatherElements(Importer &I) {
+  TRY(data, I.input(0));
+  TRY(idx, I.input(1));
+  int64_t rank = static_cast<int64_t>(data.shape.size());
+  TRY(ax, I.axis(I.attrInt("axis", 0), rank));
+  if (idx.shape.size() != data.shape.size())
+    return I.invalid("indices and data differ in rank");
+  if (idx.elements() == 0)
+    return I.define(0, knownVal(HostTensor(data.dtype, idx.shape)));
+  auto src = stridesOf(data.shape);
+  // Flat source index: the element's own coordinates, its index along axis.
+  Val base = I.knownIndexMap(idx.shape, [&](const std::vector<int64_t> &c) {
+    int64_t f = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != ax)
+        f += c[d] * src[d];
+    return f;
+  });
+  TRY(along, normalizedIndex(I, idx, data.shape[ax]));
+  TRY(scaled, I.binary("mul", along, I.intConstant(DType::I64, src[ax])));
+  TRY(flat, I.binary("add", base, scaled));
+  return I.define(0, I.gatherFlat(data, flat));
+}
+
+absl::Status importGatherND(Importer &I) {
+  TRY(data, I.input(0));
+  TRY(idx, I.input(1));
+  int64_t b = I.attrInt("batch_dims", 0);
+  int64_t r = static_cast<int64_t>(data.shape.size()), q = static_cast<int64_t>(idx.shape.size());
+  if (q < 1 || b < 0 || b >= std::min(r, q))
+    return I.invalid("bad ranks or batch_dims");
+  int64_t k = idx.shape.back();
+  if (k < 1 || b + k > r)
+    return I.invalid("the index tuples are longer than the data's rank");
+  for (int64_t d = 0; d < b; ++d)
+    if (idx.shape[d] != data.shape[d])
+      return I.invalid("batch dims differ");
+  std::vector<int64_t> lead(idx.shape.begin(), idx.shape.end() - 1), shape = lead;
+  shape.insert(shape.end(), data.shape.begin() + b + k, data.shape.end());
+  if (elementCount(shape) == 0)
+    return I.define(0, knownVal(HostTensor(data.dtype, shape)));
+  auto src = stridesOf(data.shape);
+  // The tuple's part of the flat index, over the leading dims.
+  std::optional<Val> tuple;
+  for (int64_t t = 0; t < k; ++t) {
+    std::vector<int64_t> offsets(q, 0), strides(q, 1), part = idx.shape;
+    offsets[q - 1] = t;
+    part[q - 1] = 1;
+    Val column = I.reshape(I.slice(idx, offsets, strides, part), lead);
+    TRY(norm, normalizedIndex(I, column, data.shape[b + t]));
+    TRY(term, I.binary("mul", norm, I.intConstant(DType::I64, src[b + t])));
+    if (tuple) {
+      TRY(sum, I.binary("add", *tuple, term));
+      tuple = sum;
+    } else {
+      tuple = term;
+    }
+  }
+  // Plus the batch coordinates and the trailing (copied) coordinates.
+  int64_t leadRank = static_cast<int64_t>(lead.size());
+  Val base = I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
+    int64_t f = 0;
+    for (int64_t d = 0; d < b; ++d)
+      f += c[d] * src[d];
+    for (size_t j = leadRank; j < c.size(); ++j)
+      f += c[j] * src[b + k + (j - leadRank)];
+    return f;
+  });
+  TRY(flat, I.binary("add", base, I.broadcastTo(I.reshape(*tuple, [&] {
+                                                  std::vector<int64_t> s = lead;
+                                                  s.resize(shape.size(), 1);
+                                                  return s;
+                                                }()),
+                                                shape)));
+  return I.define(0, I.gatherFlat(data, flat));
+}
+
+/// ScatterND and ScatterElements with indices known at import: the output
+/// takes each element from the updates where an index points at it (the
+/// last update wins) and from the data elsewhere.
+absl::Status importScatter(Importer &I) {
+  const std::string &op = I.node->opType;
+  TRY(data, I.input(0));
+  TRY(idx, I.input(1));
+  TRY(upd, I.input(2));
+  std::string reduction = I.attrString("reduction").value_or("none");
+  if (reduction != "none")
+    return I.unsupported(absl::StrCat("reduction '", reduction, "' is not supported"));
+  if (!idx.known)
+    return I.unsupported("the indices must be known at import (a scatter at run-time positions "
+                         "is not supported)");
+  int64_t r = static_cast<int64_t>(data.shape.size());
+  auto dst = stridesOf(data.shape);
+  std::vector<int64_t> source(data.elements(), -1); // update element per data element
+  const HostTensor &ix = *idx.known;
+  if (op == "ScatterND") {
+    int64_t k = idx.shape.back(), tuples = idx.elements() / std::max<int64_t>(k, 1);
+    int64_t chunk = 1;
+    for (int64_t d = k; d < r; ++d)
+      chunk *= data.shape[d];
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t f = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t v = ix.getInt(t * k + j), n = data.shape[j];
+        if (v < -n || v >= n)
+          return I.invalid(absl::StrCat("index ", v, " out of range"));
+        f += (v < 0 ? v + n : v) * dst[j];
+      }
+      for (int64_t i = 0; i < chunk; ++i)
+        source[f + i] = t * chunk + i;
+    }
+  } else {
+    TRY(ax, I.axis(I.attrInt("axis", 0), r));
+    auto us = stridesOf(idx.shape);
+    for (int64_t e = 0; e < idx.elements(); ++e) {
+      int64_t f = 0, rest = e;
+      for (int64_t d = 0; d < r; ++d) {
+        int64_t c = rest / us[d];
+        rest %= us[d];
+        if (d == ax) {
+          int64_t v = ix.getInt(e), n = data.shape[d];
+          if (v < -n || v >= n)
+            return I.invalid(absl::StrCat("index ", v, " out of range"));
+          c = v < 0 ? v + n : v;
+        }
+        f += c * dst[d];
+      }
+      source[f] = e;
+    }
+  }
+  Val take = I.knownMask(data.shape, [&](const std::vector<int64_t> &c) {
+    return source[dot(c, dst)] >= 0;
+  });
+  Val index = I.knownIndexMap(data.shape, [&](const std::vector<int64_t> &c) {
+    return std::max<int64_t>(source[dot(c, dst)], 0);
+  });
+  if (upd.elements() == 0)
+    return I.define(0, data);
+  TRY(out, I.select(take, I.gatherFlat(upd, index), data));
+  return I.define(0, out);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, scans, normalizations
+//===----------------------------------------------------------------------===//
+
+absl::Status importReduce(Importer &I) {
+  const std::string &op = I.node->opType;
+  TRY(x, I.input(0));
+  bool keep = I.attrInt("keepdims", 1);
+  std::vector<int64_t> axes;
+  bool axesFromInput = (op == "ReduceSum" && I.opset >= 13) || I.opset >= 18;
+  bool given = false;
+  if (axesFromInput && I.hasInput(1)) {
+    TRY(a, I.knownInts(1));
+    axes = a;
+    given = true;
+  } else if (auto a = I.attrInts("axes")) {
+    axes = *a;
+    given = true;
+  }
+  if (!given || axes.empty()) {
+    if (given && I.attrInt("noop_with_empty_axes", 0))
+      return I.define(0, x);
+    for (size_t d = 0; d < x.shape.size(); ++d)
+      axes.push_back(static_cast<int64_t>(d));
+  }
+  bool floatOnly = op != "ReduceSum" && op != "ReduceMax" && op != "ReduceMin";
+  if (!isFloat(x.dtype) && floatOnly)
+    return I.unsupported(absl::StrCat("an integer ", op, " is not supported"));
+  Val in = x;
+  if (op == "ReduceSumSquare" || op == "ReduceL2") {
+    TRY(sq, I.binary("mul", x, x));
+    in = sq;
+  } else if (op == "ReduceL1") {
+    in = I.unary("abs", x);
+  }
+  if (op == "ReduceLogSumExp") {
+    // log(sum(exp(x - max))) + max: no overflow for large inputs.
+    TRY(m, I.reduce("max", x, axes, true));
+    TRY(d, I.binary("sub", x, m));
+    TRY(s, I.reduce("sum", I.unary("exp", d), axes, true));
+    TRY(l, I.binary("add", I.unary("log", s), m));
+    if (keep)
+      return I.define(0, l);
+    std::vector<int64_t> kept;
+    for (size_t dd = 0; dd < x.shape.size(); ++dd) {
+      bool reduced = false;
+      for (int64_t a : axes)
+        reduced |= (a < 0 ? a + static_cast<int64_t>(x.shape.size()) : a) == static_cast<int64_t>(dd);
+      if (!reduced)
+        kept.push_back(x.shape[dd]);
+    }
+    return I.define(0, I.reshape(l, kept));
+  }
+  const char *kind = op == "ReduceMax"    ? "max"
+                     : op == "ReduceMin"  ? "min"
+                     : op == "ReduceMean" ? "mean"
+                                          : "sum";
+  TRY(r, I.reduce(kind, in, axes, keep));
+  if (op == "ReduceL2")
+    return I.define(0, I.unary("sqrt", r));
+  if (op == "ReduceLogSum")
+    return I.define(0, I.unary("log", r));
+  return I.define(0, r);
+}
+
+absl::Status importArgMaxMin(Importer &I) {
+  bool isMax = I.node->opType == "ArgMax";
+  TRY(x, I.input(0));
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  TRY(ax, I.axis(I.attrInt("axis", 0), rank));
+  bool keep = I.attrInt("keepdims", 1), last = I.attrInt("select_last_index", 0);
+  int64_t n = x.shape[ax];
+  // The extreme along the axis, where it is reached, and the first (or
+  // last) such position.
+  TRY(m, I.reduce(isMax ? "max" : "min", x, {ax}, true));
+  TRY(at, I.compareBroadcast("eq", x, m));
+  Val iota = I.knownIndexMap(x.shape, [&](const std::vector<int64_t> &c) { return c[ax]; });
+  Val none = I.broadcastTo(I.intConstant(DType::I64, last ? -1 : n), x.shape);
+  TRY(pos, I.select(at, iota, none));
+  TRY(r, I.reduce(last ? "max" : "min", pos, {ax}, keep));
+  return I.define(0, r);
+}
+
+absl::Status importCumSum(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(axv, I.knownInts(1));
+  if (axv.size() != 1)
+    return I.invalid("axis must be a scalar");
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  TRY(ax, I.axis(axv[0], rank));
+  bool exclusive = I.attrInt("exclusive", 0), reverse = I.attrInt("reverse", 0);
+  // Each output element sums the elements its mask row keeps: the axis
+  // moved last, x broadcast to [rows, n, n], a triangular mask, a sum.
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != ax)
+      perm.push_back(d);
+  perm.push_back(ax);
+  Val moved = I.transpose(x, perm);
+  int64_t n = x.shape[ax], rows = n ? x.elements() / n : 0;
+  Val flat = I.reshape(moved, {rows, n});
+  Val wide = I.emit(absl::StrCat("fusec.broadcast ", I.use(flat), " dims [0, 2] : ", I.ty(flat),
+                                 " -> ", typeOf(x.dtype, {rows, n, n})),
+                    x.dtype, {rows, n, n});
+  Val mask = I.knownMask({n, n}, [&](const std::vector<int64_t> &c) {
+    int64_t i = c[0], j = c[1];
+    return reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
+  });
+  Val zero = isFloat(x.dtype) ? I.constant(x.dtype, 0) : I.intConstant(x.dtype, 0);
+  TRY(kept, I.select(I.broadcastTo(mask, {rows, n, n}), wide, zero));
+  TRY(sum, I.reduce("sum", kept, {2}, false));
+  std::vector<int64_t> movedShape;
+  for (int64_t p : perm)
+    movedShape.push_back(x.shape[p]);
+  std::vector<int64_t> back(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    back[perm[i]] = i;
+  return I.define(0, I.transpose(I.reshape(sum, movedShape), back));
+}
+
+absl::Status importGlobalPool(Importer &I) {
+  TRY(x, I.input(0));
+  if (x.shape.size() < 3 || !isFloat(x.dtype))
+    return I.invalid("expects a float [N, C, spatial...] input");
+  std::vector<int64_t> axes;
+  for (size_t d = 2; d < x.shape.size(); ++d)
+    axes.push_back(static_cast<int64_t>(d));
+  TRY(r, I.reduce(I.node->opType == "GlobalMaxPool" ? "max" : "mean", x, axes, true));
+  return I.define(0, r);
+}
+
+absl::Status importMeanVarianceNormalization(Importer &I) {
+  // ONNX's function body: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9),
+  // the moments over `axes` (default 0, 2, 3).
+  TRY(x, I.input(0));
+  if (!isFloat(x.dtype))
+    return I.unsupported("MeanVarianceNormalization needs a float input");
+  std::vector<int64_t> axes = {0, 2, 3};
+  if (auto a = I.attrInts("axes"))
+    axes = *a;
+  TRY(mean, I.reduce("mean", x, axes, true));
+  TRY(meanSq, I.binary("mul", mean, mean));
+  TRY(sq, I.binary("mul", x, x));
+  TRY(sqMean, I.reduce("mean", sq, axes, true));
+  TRY(var, I.binary("sub", sqMean, meanSq));
+  TRY(den, I.binary("add", I.unary("sqrt", var), I.constant(x.dtype, 1e-9)));
+  TRY(centered, I.binary("sub", x, mean));
+  TRY(y, I.binary("div", centered, den));
+  return I.define(0, y);
+}
+
+absl::Status importSoftmax(Importer &I) {
+  TRY(x, I.input(0));
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  TRY(ax, I.axis(I.attrInt("axis", I.opset >= 13 ? -1 : 1), rank));
+  // Before opset 13 the input is coerced to 2-D at axis.
+  Val in = x;
+  int64_t dim = ax;
+  if (I.opset < 13 && ax != rank - 1) {
+    int64_t outer = 1;
+    for (int64_t d = 0; d < ax; ++d)
+      outer *= x.shape[d];
+    in = I.reshape(x, {outer, x.elements() / std::max<int64_t>(outer, 1)});
+    dim = 1;
+  }
+  Val r;
+  if (I.node->opType == "Softmax") {
+    r = I.emit(absl::StrCat("fusec.softmax ", I.use(in), " dim ", dim, " : ", I.ty(in)), in.dtype,
+               in.shape);
+  } else {
+    TRY(m, I.reduce("max", in, {dim}, true));
+    TRY(d, I.binary("sub", in, m));
+    TRY(s, I.reduce("sum", I.unary("exp", d), {dim}, true));
+    TRY(l, I.binary("sub", d, I.unary("log", s)));
+    r = l;
+  }
+  return I.define(0, I.reshape(r, x.shape));
+}
+
+absl::Status importLayerNormalization(Importer &I) {
+  bool stats = false;
+  for (size_t i = 1; i < I.numOutputs(); ++i)
+    stats |= I.hasOutput(i);
+  TRY(x, I.input(0));
+  TRY(scale, I.input(1));
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  TRY(ax, I.axis(I.attrInt("axis", -1), rank));
+  int64_t outer = 1;
+  for (int64_t d = 0; d < ax; ++d)
+    outer *= x.shape[d];
+  int64_t inner = x.elements() / std::max<int64_t>(outer, 1);
+  std::vector<int64_t> normShape(x.shape.begin() + ax, x.shape.end());
+  Val bias;
+  if (I.hasInput(2)) {
+    TRY(b, I.input(2));
+    bias = b;
+  } else {
+    bias = I.broadcastTo(I.constant(x.dtype, 0), normShape);
+  }
+  if (!isFloat(x.dtype) || scale.dtype != x.dtype || bias.dtype != x.dtype)
+    return I.unsupported("LayerNormalization needs one float type");
+  Val g = I.reshape(I.broadcastTo(scale, normShape), {inner});
+  Val b = I.reshape(I.broadcastTo(bias, normShape), {inner});
+  Val in = I.reshape(x, {outer, inner});
+  if (stats) {
+    // Mean and InvStdDev are outputs too: the normalization written out
+    // (in the stash type, f32), the statistics kept with size-1 dims.
+    Val xf = I.cast(in, DType::F32);
+    TRY(mean, I.reduce("mean", xf, {1}, true));
+    TRY(d, I.binary("sub", xf, mean));
+    TRY(sq, I.binary("mul", d, d));
+    TRY(var, I.reduce("mean", sq, {1}, true));
+    TRY(ve, I.binary("add", var, I.constant(DType::F32, I.attrFloat("epsilon", 1e-5f))));
+    Val inv = I.unary("rsqrt", ve);
+    TRY(nrm, I.binary("mul", d, inv));
+    TRY(sc, I.binary("mul", I.cast(nrm, x.dtype), I.reshape(g, {1, inner})));
+    TRY(y, I.binary("add", sc, I.reshape(b, {1, inner})));
+    std::vector<int64_t> statShape(x.shape.begin(), x.shape.begin() + ax);
+    statShape.resize(x.shape.size(), 1);
+    if (auto st = I.define(0, I.reshape(y, x.shape)); !st.ok())
+      return st;
+    if (I.numOutputs() > 1)
+      if (auto st = I.define(1, I.reshape(mean, statShape)); !st.ok())
+        return st;
+    if (I.numOutputs() > 2)
+      return I.define(2, I.reshape(inv, statShape));
+    return absl::OkStatus();
+  }
+  Val y = I.emit(absl::StrCat("fusec.layer_norm ", I.use(in), ", ", I.use(g), ", ", I.use(b),
+                              " {epsilon = ", floatText(I.attrFloat("epsilon", 1e-5f)),
+                              " : f64} : (", I.ty(in), ", ", I.ty(g), ", ", I.ty(b), ") -> ",
+                              I.ty(in)),
+                 in.dtype, in.shape);
+  return I.define(0, I.reshape(y, x.shape));
+}
+
+absl::Status importTrilu(Importer &I) {
+  TRY(x, I.input(0));
+  int64_t k = 0;
+  if (I.hasInput(1)) {
+    TRY(kv, I.knownInts(1));
+    if (kv.size() != 1)
+      return I.invalid("k must be a scalar");
+    k = kv[0];
+  }
+  if (x.shape.size() < 2)
+    return I.invalid("Trilu needs rank 2 or more");
+  bool upper = I.attrInt("upper", 1);
+  int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
+  Val mask = I.knownMask({rows, cols}, [&](const std::vector<int64_t> &c) {
+    int64_t i = c[0], j = c[1];
+    return upper ? (j - i >= k) : (j - i <= k);
+  });
+  Val zero = isFloat(x.dtype) ? I.constant(x.dtype, 0) : I.intConstant(x.dtype, 0);
+  TRY(r, I.select(mask, x, zero));
+  return I.define(0, r);
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+absl::Status importMatMul(Importer &I) {
+  const std::string &op = I.node->opType;
+  TRY(a, I.input(0));
+  TRY(b, I.input(1));
+  bool ta = op == "Gemm" && I.attrInt("transA", 0), tb = op == "Gemm" && I.attrInt("transB", 0);
+  if (a.shape.empty() || b.shape.empty())
+    return I.invalid("scalar MatMul operands");
+  if (a.dtype != b.dtype)
+    return I.invalid("MatMul operands of two types");
+  // 1-D operands: a row vector on the left, a column on the right, the
+  // added dim dropped from the result.
+  bool vecA = a.shape.size() == 1, vecB = b.shape.size() == 1;
+  if (vecA)
+    a = I.reshape(a, {1, a.shape[0]});
+  if (vecB)
+    b = I.reshape(b, {b.shape[0], 1});
+  size_t ra = a.shape.size(), rb = b.shape.size();
+  int64_t m = ta ? a.shape[ra - 1] : a.shape[ra - 2], k = ta ? a.shape[ra - 2] : a.shape[ra - 1];
+  int64_t k2 = tb ? b.shape[rb - 1] : b.shape[rb - 2], n = tb ? b.shape[rb - 2] : b.shape[rb - 1];
+  if (k != k2)
+    return I.invalid(absl::StrCat("contracting dims ", k, " and ", k2));
+  std::vector<int64_t> batchA(a.shape.begin(), a.shape.end() - 2),
+      batchB(b.shape.begin(), b.shape.end() - 2);
+  TRY(batch, broadcastShapes(batchA, batchB));
+  std::vector<int64_t> sa = batch, sb = batch;
+  sa.insert(sa.end(), a.shape.end() - 2, a.shape.end());
+  a = I.broadcastTo(a, sa);
+  if (rb > 2 || batch.empty()) {
+    sb.insert(sb.end(), b.shape.end() - 2, b.shape.end());
+    b = I.broadcastTo(b, sb);
+  }
+  std::vector<int64_t> shape = batch;
+  shape.push_back(m);
+  shape.push_back(n);
+  std::string flags;
+  if (ta || tb)
+    flags = absl::StrCat(" {", ta ? "transpose_lhs" : "", ta && tb ? ", " : "",
+                         tb ? "transpose_rhs" : "", "}");
+  Val r = I.emit(absl::StrCat("fusec.matmul ", I.use(a), ", ", I.use(b), flags, " : (", I.ty(a),
+                              ", ", I.ty(b), ") -> ", typeOf(a.dtype, shape)),
+                 a.dtype, shape);
+  if (op == "Gemm") {
+    float alpha = I.attrFloat("alpha", 1), beta = I.attrFloat("beta", 1);
+    if (alpha != 1) {
+      TRY(s, I.binary("mul", r, I.constant(r.dtype, alpha)));
+      r = s;
+    }
+    if (I.hasInput(2) && beta != 0) {
+      TRY(c, I.input(2));
+      if (beta != 1) {
+        TRY(s, I.binary("mul", c, I.constant(c.dtype, beta)));
+        c = s;
+      }
+      TRY(s, I.binary("add", r, c));
+      r = s;
+    }
+  }
+  if (vecA || vecB) {
+    std::vector<int64_t> out = batch;
+    if (!vecA)
+      out.push_back(m);
+    if (!vecB)
+      out.push_back(n);
+    r = I.reshape(r, out);
+  }
+  return I.define(0, r);
+}
+
+/// Einsum of one or two operands, each index at most once per operand: an
+/// operand's indices missing from the output and the other operand are
+/// summed first; the two are then a batched matmul over the shared indices
+/// (batch: also in the output; contracted: not).
+absl::Status importEinsum(Importer &I) {
+  auto eq = I.attrString("equation");
+  if (!eq)
+    return I.invalid("no equation");
+  std::string e;
+  for (char c : *eq)
+    if (c != ' ')
+      e += c;
+  size_t arrow = e.find("->");
+  if (arrow == std::string::npos)
+    return I.unsupported("an equation without '->' is not supported");
+  std::string lhs = e.substr(0, arrow), out = e.substr(arrow + 2);
+  std::vector<std::string> terms;
+  for (size_t s = 0;;) {
+    size_t c = lhs.find(',', s);
+    terms.push_back(lhs.substr(s, c == std::string::npos ? std::string::npos : c - s));
+    if (c == std::string::npos)
+      break;
+    s = c + 1;
+  }
+  if (terms.size() != I.numInputs() || terms.size() > 2)
+    return I.unsupported("only einsums of one or two operands are supported");
+  auto unique = [](const std::string &s) {
+    std::string t = s;
+    std::sort(t.begin(), t.end());
+    return std::adjacent_find(t.begin(), t.end()) == t.end() &&
+           s.find('.') == std::string::npos;
+  };
+  for (const std::string &t : terms)
+    if (!unique(t))
+      return I.unsupported("repeated indices in an operand (diagonals) or '...' are not supported");
+  if (!unique(out))
+    return I.invalid("repeated output indices");
+  std::vector<Val> ops;
+  std::map<char, int64_t> extent;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    TRY(v, I.input(i));
+    if (v.shape.size() != terms[i].size())
+      return I.invalid(absl::StrCat("operand ", i, " has rank ", v.shape.size(), " for '",
+                                    terms[i], "'"));
+    for (size_t j = 0; j < terms[i].size(); ++j) {
+      auto [it, fresh] = extent.insert({terms[i][j], v.shape[j]});
+      if (!fresh && it->second != v.shape[j] && it->second != 1 && v.shape[j] != 1)
+        return I.invalid(absl::StrCat("index '", std::string(1, terms[i][j]), "' has extents ",
+                                      it->second, " and ", v.shape[j]));
+      it->second = std::max(it->second, v.shape[j]);
+    }
+    ops.push_back(v);
+  }
+  for (char c : out)
+    if (!extent.count(c))
+      return I.invalid(absl::StrCat("output index '", std::string(1, c), "' is in no operand"));
+  auto has = [](const std::string &s, char c) { return s.find(c) != std::string::npos; };
+  // Sum away indices only one operand has and the output lacks.
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::vector<int64_t> axes;
+    std::string kept;
+    for (size_t j = 0; j < terms[i].size(); ++j) {
+      char c = terms[i][j];
+      bool elsewhere = has(out, c) || (ops.size() == 2 && has(terms[1 - i], c));
+      if (elsewhere)
+        kept += c;
+      else
+        axes.push_back(static_cast<int64_t>(j));
+    }
+    if (!axes.empty()) {
+      TRY(r, I.reduce("sum", ops[i], axes, false));
+      ops[i] = r;
+      terms[i] = kept;
+    }
+  }
+  auto permuteTo = [&](Val v, const std::string &from, const std::string &to) {
+    std::vector<int64_t> perm;
+    for (char c : to)
+      perm.push_back(static_cast<int64_t>(from.find(c)));
+    return I.transpose(v, perm);
+  };
+  if (ops.size() == 1)
+    return I.define(0, permuteTo(ops[0], terms[0], out));
+  std::string a = terms[0], b = terms[1], batch, contract, freeA, freeB;
+  for (char c : a) {
+    if (has(b, c))
+      (has(out, c) ? batch : contract) += c;
+    else
+      freeA += c;
+  }
+  for (char c : b)
+    if (!has(a, c))
+      freeB += c;
+  auto product = [&](const std::string &s) {
+    int64_t p = 1;
+    for (char c : s)
+      p *= extent[c];
+    return p;
+  };
+  auto full = [&](Val v, const std::string &idx) {
+    std::vector<int64_t> shape;
+    for (char c : idx)
+      shape.push_back(extent[c]);
+    return I.broadcastTo(v, shape);
+  };
+  Val av = full(permuteTo(ops[0], a, batch + freeA + contract), batch + freeA + contract);
+  Val bv = full(permuteTo(ops[1], b, batch + contract + freeB), batch + contract + freeB);
+  int64_t B = product(batch), M = product(freeA), K = product(contract), N = product(freeB);
+  Val a3 = I.reshape(av, {B, M, K}), b3 = I.reshape(bv, {B, K, N});
+  Val mm = I.emit(absl::StrCat("fusec.matmul ", I.use(a3), ", ", I.use(b3), " : (", I.ty(a3), ", ",
+                               I.ty(b3), ") -> ", typeOf(a3.dtype, {B, M, N})),
+                  a3.dtype, {B, M, N});
+  std::string idx = batch + freeA + freeB;
+  std::vector<int64_t> shape;
+  for (char c : idx)
+    shape.push_back(extent[c]);
+  return I.define(0, permuteTo(I.reshape(mm, shape), idx, out));
+}
+
+} // namespace
+
+const std::map<std::string, OpImporter> &opImporters() {
+  static const std::map<std::string, OpImporter> table = {
+      // Elementwise.
+      {"Neg", unaryOp<kNeg>},
+      {"Abs", unaryOp<kAbs>},
+      {"Floor", unaryOp<kFloor>},
+      {"Ceil", unaryOp<kCeil>},
+      {"Sqrt", unaryOp<kSqrt>},
+      {"Exp", unaryOp<kExp>},
+      {"Log", unaryOp<kLog>},
+      {"Tanh", unaryOp<kTanh>},
+      {"Erf", unaryOp<kErf>},
+      {"Sigmoid", unaryOp<kSigmoid>},
+      {"Sign", unaryOp<kSign>},
+      {"Not", unaryOp<kNot>},
+      {"Add", binaryOp<kAdd>},
+      {"Sub", binaryOp<kSub>},
+      {"Mul", binaryOp<kMul>},
+      {"Div", binaryOp<kDiv>},
+      {"And", binaryOp<kAnd>},
+      {"Or", binaryOp<kOr>},
+      {"Xor", importXor},
+      {"Equal", compareOp<kEq>},
+      {"Greater", compareOp<kGt>},
+      {"GreaterOrEqual", compareOp<kGe>},
+      {"Less", compareOp<kLt>},
+      {"LessOrEqual", compareOp<kLe>},
+      {"Max", importVariadic},
+      {"Min", importVariadic},
+      {"Sum", importVariadic},
+      {"Mean", importVariadic},
+      {"Pow", importPow},
+      {"Reciprocal", importReciprocal},
+      {"Relu", importRelu},
+      {"LeakyRelu", importEluFamily},
+      {"Elu", importEluFamily},
+      {"Selu", importEluFamily},
+      {"HardSigmoid", importHardSigmoid},
+      {"Softplus", importSoftplus},
+      {"Softsign", importSoftsign},
+      {"HardSwish", importActivations},
+      {"Mish", importActivations},
+      {"ThresholdedRelu", importActivations},
+      {"Celu", importActivations},
+      {"PRelu", importPRelu},
+      {"Clip", importClip},
+      {"Where", importWhere},
+      {"Cast", importCast},
+      {"CastLike", importCastLike},
+      {"IsNaN", importIsNaN},
+      {"IsInf", importIsInf},
+      {"Mod", importMod},
+      // Constants and shapes.
+      {"Identity", importIdentity},
+      {"Dropout", importIdentity},
+      {"Constant", importConstant},
+      {"Shape", importShape},
+      {"Size", importSize},
+      {"ConstantOfShape", importConstantOfShape},
+      {"Range", importRange},
+      {"Reshape", importReshapeFamily},
+      {"Flatten", importReshapeFamily},
+      {"Squeeze", importReshapeFamily},
+      {"Unsqueeze", importReshapeFamily},
+      {"Expand", importExpand},
+      {"Transpose", importTranspose},
+      {"Concat", importConcat},
+      {"Split", importSplit},
+      {"Slice", importSlice},
+      {"Tile", importTile},
+      {"Pad", importPad},
+      // Gathers and scatters.
+      {"Gather", importGather},
+      {"GatherElements", importGatherElements},
+      {"GatherND", importGatherND},
+      {"ScatterND", importScatter},
+      {"ScatterElements", importScatter},
+      // Reductions, scans, normalizations.
+      {"ReduceSum", importReduce},
+      {"ReduceMean", importReduce},
+      {"ReduceMax", importReduce},
+      {"ReduceMin", importReduce},
+      {"ReduceSumSquare", importReduce},
+      {"ReduceL1", importReduce},
+      {"ReduceL2", importReduce},
+      {"ReduceLogSum", importReduce},
+      {"ReduceLogSumExp", importReduce},
+      {"ArgMax", importArgMaxMin},
+      {"ArgMin", importArgMaxMin},
+      {"CumSum", importCumSum},
+      {"GlobalAveragePool", importGlobalPool},
+      {"GlobalMaxPool", importGlobalPool},
+      {"MeanVarianceNormalization", importMeanVarianceNormalization},
+      {"Softmax", importSoftmax},
+      {"LogSoftmax", importSoftmax},
+      {"LayerNormalization", importLayerNormalization},
+      {"Trilu", importTrilu},
+      // Contractions.
+      {"MatMul", importMatMul},
+      {"Gemm", importMatMul},
+      {"Einsum", importEinsum},
+  };
+  return table;
+}
+
+} // namespace fusec::onnximport
