@@ -33,6 +33,17 @@ import torch
 OUT = os.environ.get("OUT", "bench/out")
 
 
+def ids(batch, seq):
+    g = torch.Generator().manual_seed(1)
+    return (torch.randint(0, 1000, (batch, seq), generator=g),)
+
+
+def with_mask(batch, seq):
+    m = torch.ones(batch, seq, dtype=torch.int64)
+    m[0, seq - 3:] = 0  # the first sequence padded at the end
+    return ids(batch, seq)[0], m
+
+
 def configs():
     """(name, build(), inputs(batch, seq)) of each architecture: tiny widths,
     two layers, a vocabulary of 1000."""
@@ -40,31 +51,22 @@ def configs():
 
     small = dict(vocab_size=1000)
 
-    def ids(batch, seq):
-        g = torch.Generator().manual_seed(1)
-        return torch.randint(0, 1000, (batch, seq), generator=g)
-
-    def with_mask(batch, seq):
-        m = torch.ones(batch, seq, dtype=torch.int64)
-        m[0, seq - 3:] = 0  # the first sequence padded at the end
-        return ids(batch, seq), m
-
     out = []
     out.append(("gpt2", lambda: tf.GPT2LMHeadModel(tf.GPT2Config(
-        n_embd=64, n_layer=2, n_head=4, n_positions=128, **small)), lambda b, s: (ids(b, s),)))
+        n_embd=64, n_layer=2, n_head=4, n_positions=128, **small)), ids))
     out.append(("llama", lambda: tf.LlamaForCausalLM(tf.LlamaConfig(
         hidden_size=64, intermediate_size=176, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=128, **small)), lambda b, s: (ids(b, s),)))
+        num_key_value_heads=2, max_position_embeddings=128, **small)), ids))
     out.append(("bert", lambda: tf.BertModel(tf.BertConfig(
         hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
         max_position_embeddings=128, **small)), with_mask))
     out.append(("mistral", lambda: tf.MistralForCausalLM(tf.MistralConfig(
         hidden_size=64, intermediate_size=176, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, max_position_embeddings=128, sliding_window=None, **small)),
-        lambda b, s: (ids(b, s),)))
+        ids))
     out.append(("qwen2", lambda: tf.Qwen2ForCausalLM(tf.Qwen2Config(
         hidden_size=64, intermediate_size=176, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=128, **small)), lambda b, s: (ids(b, s),)))
+        num_key_value_heads=2, max_position_embeddings=128, **small)), ids))
     out.append(("distilbert", lambda: tf.DistilBertModel(tf.DistilBertConfig(
         dim=64, hidden_dim=128, n_layers=2, n_heads=4, max_position_embeddings=128, **small)),
         with_mask))
@@ -73,7 +75,7 @@ def configs():
         max_position_embeddings=130, **small)), with_mask))
     out.append(("t5-encoder", lambda: tf.T5EncoderModel(tf.T5Config(
         d_model=64, d_ff=128, num_layers=2, num_heads=4, d_kv=16, **small)),
-        lambda b, s: (ids(b, s),)))
+        ids))
     return out
 
 
@@ -163,12 +165,23 @@ def main():
     for name, build, inputs in configs():
         if only and name not in only:
             continue
+        exporters = [e for e in os.environ.get("EXPORTERS", "torchscript,dynamo").split(",") if e]
         for dynamo in (False, True):
             tag = f"{name}-{'dynamo' if dynamo else 'torchscript'}"
+            if ("dynamo" if dynamo else "torchscript") not in exporters:
+                continue
             folder = os.path.join(work, tag)
             entry = {"model": tag}
+            # transformers' decoders, called without a mask, look for packed
+            # sequences in the position ids (aten::diff, which TorchScript
+            # cannot export): given a padding mask, as generation does, they
+            # export.
+            case = inputs
+            if not dynamo and name in ("gpt2", "llama", "mistral", "qwen2"):
+                case = with_mask
+                entry["mask"] = "attention_mask given (TorchScript cannot export aten::diff)"
             try:
-                entry.update(export_one(name, build, inputs, dynamo, folder))
+                entry.update(export_one(name, build, case, dynamo, folder))
                 entry["ok"] = True
             except Exception as e:  # noqa: BLE001
                 entry["ok"] = False
@@ -177,7 +190,7 @@ def main():
             log["models"].append(entry)
             print(f"{tag:28s} {'ok' if entry['ok'] else 'FAILED'} "
                   f"{entry.get('nodes', '')} {entry.get('error', '')[:200]}", flush=True)
-    with tarfile.open(os.path.join(OUT, "models.tar.xz"), "w:xz") as tar:
+    with tarfile.open(os.path.join(OUT, os.environ.get("ARCHIVE", "models.tar.xz")), "w:xz") as tar:
         for entry in log["models"]:
             if entry["ok"]:
                 tar.add(os.path.join(work, entry["model"]), arcname=entry["model"])

@@ -34,6 +34,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,13 @@ struct JitOptions {
   /// or a target file; empty: h200-measured for sm_90, b200 for sm_100,
   /// none otherwise.
   std::string rooflineTarget;
+  /// Storage precision of the graph's float tensors: "" or "fp32" (as
+  /// written), "bf16" or "fp16": fusec-lower-precision lowers f32 tensors
+  /// where its error bound (maxRelError) allows. Part of the cache key.
+  std::string precision;
+  double maxRelError = 0.05;
+  /// Replay repeated runs as CUDA graphs (Executable::run).
+  bool graphReplay = true;
   rt::KernelCacheOptions cache;
 };
 
@@ -96,9 +104,18 @@ public:
 
   /// Enqueues the graph on `stream`: reads `inputs`, writes `outputs` (each
   /// at least as large as its spec). Returns when enqueued, not when done.
+  /// With JitOptions::graphReplay, a run whose buffers are those of the run
+  /// before captures its launches as a CUDA graph, and every later run with
+  /// those buffers replays it with one launch (up to four buffer sets are
+  /// kept); other runs launch kernel by kernel. The graph reads the buffers'
+  /// contents at replay time, as direct launches do.
   absl::Status run(absl::Span<const rt::DeviceBuffer *const> inputs,
                    absl::Span<rt::DeviceBuffer *const> outputs,
                    const rt::Stream &stream);
+  /// Runs served by a CUDA graph so far, and why replay was turned off (a
+  /// capture that failed; empty while it is on).
+  int64_t graphLaunches() const;
+  std::string graphReplayError() const;
   /// Runs to completion, timing each kernel with CUDA events:
   /// (*kernelMs)[i] is kernels()[i]'s time in milliseconds.
   absl::Status runTimed(absl::Span<const rt::DeviceBuffer *const> inputs,
@@ -122,6 +139,19 @@ public:
   /// one graph compile it once, and a failed compile is not cached.
   absl::StatusOr<std::shared_ptr<Executable>>
   compile(absl::string_view mlirText, absl::string_view sourceName = "<graph>");
+
+  /// Imports an ONNX model (a file, or its serialized bytes) and compiles
+  /// it for the given input shapes, which bind dynamic dims (batch,
+  /// sequence); an input with a dynamic dim and no shape is an error naming
+  /// it. Inputs and outputs are the graph's, in order (Executable::inputs).
+  /// One Executable per model and shapes: a second call with the same
+  /// shapes is a hit, another shape compiles once more.
+  using InputShapes = std::map<std::string, std::vector<int64_t>>;
+  absl::StatusOr<std::shared_ptr<Executable>> compileOnnxFile(const std::string &path,
+                                                              const InputShapes &shapes = {});
+  absl::StatusOr<std::shared_ptr<Executable>> compileOnnx(absl::string_view modelBytes,
+                                                          const InputShapes &shapes = {},
+                                                          const std::string &baseDir = "");
 
   /// Kernel binary cache counters, and how many compile() calls were served
   /// by an Executable already built.

@@ -142,6 +142,15 @@ absl::StatusOr<Value> emitScalarOp(Emitter &e, Operation *op, ArrayRef<Value> in
     return e.sqrt(in[0]);
   if (isa<RsqrtOp>(op))
     return ptxUnaryF32(e, "rsqrt.approx.ftz.f32", in[0]);
+  if (isa<SinOp, CosOp>(op)) {
+    // x - k·2pi, k = round(x / 2pi): 2pi = C1 + C2 with C1 = 6.28125 (8
+    // significant bits, so k·C1 is exact for |k| < 2^16), then the SFU on
+    // [-pi, pi].
+    Value k = e.floor(e.fadd(e.fmul(in[0], e.f32c(0.15915494309189535)), e.f32c(0.5)));
+    Value r = e.fsub(e.fsub(in[0], e.fmul(k, e.f32c(6.28125))),
+                     e.fmul(k, e.f32c(0.0019353071795864769)));
+    return ptxUnaryF32(e, isa<SinOp>(op) ? "sin.approx.ftz.f32" : "cos.approx.ftz.f32", r);
+  }
   if (isa<ExpOp>(op))
     return ex2(e, e.fmul(in[0], e.f32c(kLog2e)));
   if (isa<Exp2Op>(op))

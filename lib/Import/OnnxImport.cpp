@@ -14,6 +14,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -25,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 namespace fusec {
 
@@ -64,6 +67,12 @@ absl::StatusOr<DType> dtypeFor(int32_t t) {
   case onnx::kBfloat16:
     return DType::BF16;
   case onnx::kInt32:
+  case onnx::kInt8:
+  case onnx::kUint8:
+  case onnx::kInt16:
+  case onnx::kUint16:
+    // 8- and 16-bit integers are held in i32 and wrapped back into their
+    // range where arithmetic could leave it (Importer::narrowOutputs).
     return DType::I32;
   case onnx::kInt64:
     return DType::I64;
@@ -144,9 +153,10 @@ absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string
   };
   int32_t ty = t.dataType;
   if (hasRaw) {
-    int64_t width = ty == onnx::kDouble || ty == onnx::kInt64 ? 8
-                    : ty == onnx::kFloat || ty == onnx::kInt32 ? 4
-                    : ty == onnx::kBool ? 1 : 2;
+    int64_t width = ty == onnx::kDouble || ty == onnx::kInt64                       ? 8
+                    : ty == onnx::kFloat || ty == onnx::kInt32                        ? 4
+                    : ty == onnx::kBool || ty == onnx::kInt8 || ty == onnx::kUint8 ? 1
+                                                                                      : 2;
     if (static_cast<int64_t>(raw.size()) != n * width)
       return absl::InvalidArgumentError(absl::StrFormat(
           "tensor '%s' has %d bytes of data for %d elements of %s", t.name,
@@ -159,6 +169,10 @@ absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string
       case onnx::kInt32: h.ints[i] = loadLE<int32_t>(p); break;
       case onnx::kInt64: h.ints[i] = loadLE<int64_t>(p); break;
       case onnx::kBool: h.data[i] = *p ? 1 : 0; break;
+      case onnx::kInt8: h.ints[i] = loadLE<int8_t>(p); break;
+      case onnx::kUint8: h.ints[i] = loadLE<uint8_t>(p); break;
+      case onnx::kInt16: h.ints[i] = loadLE<int16_t>(p); break;
+      case onnx::kUint16: h.ints[i] = loadLE<uint16_t>(p); break;
       default: h.data[i] = decodeFloat(*dtype, loadLE<uint16_t>(p)); break;
       }
     }
@@ -183,11 +197,11 @@ absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string
     for (int64_t i = 0; i < n; ++i)
       h.ints[i] = t.int64Data[i];
     break;
-  default: // int32, bool, float16, bfloat16: int32_data
+  default: // int32, 8/16-bit integers, bool, float16, bfloat16: int32_data
     if (auto st = count(t.int32Data.size()); !st.ok())
       return st;
     for (int64_t i = 0; i < n; ++i) {
-      if (ty == onnx::kInt32)
+      if (*dtype == DType::I32)
         h.ints[i] = t.int32Data[i];
       else
         h.data[i] = ty == onnx::kFloat16 || ty == onnx::kBfloat16
@@ -783,9 +797,99 @@ absl::Status Importer::importNode() {
     auto v = values.find(in);
     allKnown &= v != values.end() && v->second.known.has_value();
   }
+  auto run = [&]() -> absl::Status {
+    if (auto st = importer(*this); !st.ok())
+      return st;
+    return narrowOutputs();
+  };
   if (allKnown)
-    return foldNode([&] { return importer(*this); });
-  return importer(*this);
+    return foldNode(run);
+  return run();
+}
+
+namespace {
+
+bool isNarrowInt(int32_t t) {
+  return t == onnx::kInt8 || t == onnx::kUint8 || t == onnx::kInt16 || t == onnx::kUint16;
+}
+
+/// v wrapped into the range of the 8/16-bit ONNX type `t` (two's
+/// complement), exactly.
+int64_t wrapNarrow(int32_t t, int64_t v) {
+  int64_t m = t == onnx::kInt8 || t == onnx::kUint8 ? 256 : 65536;
+  bool isSigned = t == onnx::kInt8 || t == onnx::kInt16;
+  int64_t x = isSigned ? v + m / 2 : v;
+  int64_t r = ((x % m) + m) % m;
+  return isSigned ? r - m / 2 : r;
+}
+
+} // namespace
+
+absl::Status Importer::narrowOutputs() {
+  // Ops whose integer result can leave the range of their 8/16-bit inputs'
+  // type (wrapped back), and ops whose result stays in it (tagged only).
+  static const std::set<std::string> wrapping = {
+      "Add", "Sub", "Mul", "Neg", "Abs", "Pow", "Sum", "CumSum", "ReduceSum",
+      "ReduceSumSquare", "MatMul", "Gemm", "Einsum", "Cast", "CastLike"};
+  static const std::set<std::string> keeping = {
+      "Max", "Min", "Mean", "Where", "Reshape", "Transpose", "Gather", "GatherElements",
+      "GatherND", "Concat", "Slice", "Identity", "Expand", "Squeeze", "Unsqueeze",
+      "Flatten", "Tile", "Pad", "Div", "Mod", "ReduceMax", "ReduceMin", "Clip", "Split",
+      "ScatterND", "ScatterElements", "Dropout", "TopK", "Trilu", "Constant",
+      "ConstantOfShape"};
+  const std::string &op = node->opType;
+  int32_t type = 0;
+  if (op == "Cast") {
+    type = static_cast<int32_t>(attrInt("to", 0));
+  } else if (op == "CastLike") {
+    if (node->inputs.size() > 1)
+      if (auto it = narrow.find(node->inputs[1]); it != narrow.end())
+        type = it->second;
+  } else if (op == "Constant" || op == "ConstantOfShape") {
+    if (const onnx::Attribute *a = node->attr("value"); a && (a->has & onnx::Attribute::kT))
+      type = a->t.dataType;
+  } else if (wrapping.count(op) || keeping.count(op)) {
+    for (size_t i = op == "Where" ? 1 : 0; i < node->inputs.size() && !type; ++i)
+      if (auto it = narrow.find(node->inputs[i]); it != narrow.end())
+        type = it->second;
+  }
+  if (!isNarrowInt(type))
+    return absl::OkStatus();
+  bool wrap = wrapping.count(op) > 0;
+  for (const std::string &out : node->outputs) {
+    auto it = values.find(out);
+    if (out.empty() || it == values.end() || it->second.dtype != DType::I32)
+      continue;
+    narrow[out] = type;
+    if (!wrap)
+      continue;
+    Val &v = it->second;
+    if (v.known) {
+      for (int64_t &x : v.known->ints)
+        x = wrapNarrow(type, x);
+      continue;
+    }
+    int64_t m = type == onnx::kInt8 || type == onnx::kUint8 ? 256 : 65536;
+    bool isSigned = type == onnx::kInt8 || type == onnx::kInt16;
+    Val x = v;
+    auto c = [&](int64_t k) { return broadcastTo(intConstant(DType::I32, k), v.shape); };
+    if (isSigned) {
+      FUSEC_TRY_ASSIGN(s, binary("add", x, c(m / 2)));
+      x = s;
+    }
+    FUSEC_TRY_ASSIGN(q, binary("div", x, c(m)));
+    FUSEC_TRY_ASSIGN(p, binary("mul", q, c(m)));
+    FUSEC_TRY_ASSIGN(r, binary("sub", x, p));
+    FUSEC_TRY_ASSIGN(rm, binary("add", r, c(m)));
+    FUSEC_TRY_ASSIGN(pos, select(compare("lt", r, c(0)), rm, r));
+    Val result = pos;
+    if (isSigned) {
+      FUSEC_TRY_ASSIGN(back, binary("sub", pos, c(m / 2)));
+      result = back;
+    }
+    values[out] = result;
+  }
+  return absl::OkStatus();
 }
 
 //===----------------------------------------------------------------------===//
@@ -804,6 +908,8 @@ absl::StatusOr<OnnxImport> Importer::run() {
       return absl::Status(h.status().code(),
                           absl::StrCat("initializer '", t.name, "': ", h.status().message()));
     values[t.name] = knownVal(std::move(*h));
+    if (isNarrowInt(t.dataType))
+      narrow[t.name] = t.dataType;
   }
   std::vector<std::string> params;
   for (const onnx::ValueInfo &in : g.inputs) {
@@ -847,6 +953,8 @@ absl::StatusOr<OnnxImport> Importer::run() {
         return absl::UnimplementedError(absl::StrCat(
             "input '", in.name, "' is empty (a 0 dim); empty tensors are not supported unless "
             "the input must be known at import (bound to a value)"));
+    if (isNarrowInt(in.elemType))
+      narrow[in.name] = in.elemType;
     Val v;
     v.ssa = absl::StrCat("%arg", params.size());
     v.dtype = *d;
@@ -935,36 +1043,97 @@ absl::StatusOr<OnnxTensorData> readOnnxTensorFile(const std::string &path) {
   return t;
 }
 
+absl::StatusOr<OnnxImport> importOnnx(absl::string_view bytes, const std::string &baseDir,
+                                      const OnnxImportOptions &options,
+                                      const std::string &sourceName) {
+  onnx::Model model;
+  if (auto st = onnx::parseModel(std::string(bytes), model); !st.ok())
+    return absl::InvalidArgumentError(absl::StrCat(sourceName, ": ", st.message()));
+  Importer importer(model, baseDir, options);
+  auto r = importer.run();
+  if (!r.ok())
+    return absl::Status(r.status().code(), absl::StrCat(sourceName, ": ", r.status().message()));
+  return r;
+}
+
 absl::StatusOr<OnnxImport> importOnnxFile(const std::string &path, const OnnxImportOptions &options) {
   auto bytes = onnx::readFile(path);
   if (!bytes.ok())
     return bytes.status();
-  onnx::Model model;
-  if (auto st = onnx::parseModel(*bytes, model); !st.ok())
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", st.message()));
-  Importer importer(model, dirOf(path), options);
-  auto r = importer.run();
-  if (!r.ok())
-    return absl::Status(r.status().code(), absl::StrCat(path, ": ", r.status().message()));
-  return r;
+  return importOnnx(*bytes, dirOf(path), options, path);
 }
 
-absl::StatusOr<std::vector<std::string>> onnxGraphInputNames(const std::string &path) {
+bool OnnxValueInfo::dynamic() const {
+  return !hasShape || std::count(dims.begin(), dims.end(), -1) > 0;
+}
+
+absl::StatusOr<OnnxSignature> onnxSignature(const std::string &path) {
   auto bytes = onnx::readFile(path);
   if (!bytes.ok())
     return bytes.status();
   onnx::Model model;
   if (auto st = onnx::parseModel(*bytes, model); !st.ok())
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", st.message()));
-  std::vector<std::string> names;
+  auto info = [](const onnx::ValueInfo &v) {
+    OnnxValueInfo i;
+    i.name = v.name;
+    i.elemType = v.isTensor ? v.elemType : 0;
+    i.dims = v.dims;
+    i.hasShape = v.hasShape;
+    return i;
+  };
+  OnnxSignature sig;
   for (const onnx::ValueInfo &in : model.graph.inputs) {
     bool init = false;
     for (const onnx::Tensor &t : model.graph.initializers)
       init |= t.name == in.name;
     if (!init)
-      names.push_back(in.name);
+      sig.inputs.push_back(info(in));
   }
+  for (const onnx::ValueInfo &out : model.graph.outputs)
+    sig.outputs.push_back(info(out));
+  return sig;
+}
+
+absl::StatusOr<std::vector<std::string>> onnxGraphInputNames(const std::string &path) {
+  auto sig = onnxSignature(path);
+  if (!sig.ok())
+    return sig.status();
+  std::vector<std::string> names;
+  for (const OnnxValueInfo &in : sig->inputs)
+    names.push_back(in.name);
   return names;
+}
+
+HostTensor onnxTensorAs(const OnnxTensorData &t, int32_t declared) {
+  if (t.dataType != onnx::kUint16 || (declared != onnx::kBfloat16 && declared != onnx::kFloat16))
+    return t.value;
+  DType d = declared == onnx::kBfloat16 ? DType::BF16 : DType::F16;
+  HostTensor h(d, t.value.shape);
+  for (int64_t i = 0; i < h.numElements(); ++i)
+    h.data[i] = decodeFloat(d, static_cast<uint32_t>(t.value.ints[i]));
+  return h;
+}
+
+absl::StatusOr<std::map<std::string, std::vector<int64_t>>>
+parseOnnxInputShapes(const std::vector<std::string> &specs) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const std::string &spec : specs) {
+    size_t eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("input shape '", spec, "': expected NAME=D0xD1x..."));
+    std::vector<int64_t> dims;
+    for (absl::string_view d : absl::StrSplit(spec.substr(eq + 1), 'x')) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(d, &v) || v < 1)
+        return absl::InvalidArgumentError(
+            absl::StrCat("input shape '", spec, "': '", d, "' is not a positive dim"));
+      dims.push_back(v);
+    }
+    shapes[spec.substr(0, eq)] = std::move(dims);
+  }
+  return shapes;
 }
 
 Tolerance onnxTolerance() { return {1e-3, 1e-7}; }

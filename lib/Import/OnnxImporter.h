@@ -148,8 +148,15 @@ private:
   std::vector<std::pair<std::string, HostTensor>> foldArgs;
   std::unique_ptr<mlir::MLIRContext> context;
 
+  /// ONNX values of 8/16-bit integer types (held in i32), by name, with
+  /// their type.
+  std::map<std::string, int32_t> narrow;
+
   std::string loc() const;
   absl::Status importNode();
+  /// After a node is imported: tags its outputs of 8/16-bit integer type and
+  /// wraps those that arithmetic may have left the type's range.
+  absl::Status narrowOutputs();
   /// Imports the node into a scratch function and evaluates it with the
   /// interpreter; its outputs become known values.
   absl::Status foldNode(const std::function<absl::Status()> &importer);

@@ -63,7 +63,8 @@ template <const char *Pred> absl::Status compareOp(Importer &I) {
 
 constexpr char kNeg[] = "neg", kAbs[] = "abs", kFloor[] = "floor", kCeil[] = "ceil",
                kSqrt[] = "sqrt", kExp[] = "exp", kLog[] = "log", kTanh[] = "tanh", kErf[] = "erf",
-               kSigmoid[] = "sigmoid", kSign[] = "sign", kNot[] = "not";
+               kSigmoid[] = "sigmoid", kSign[] = "sign", kNot[] = "not", kSin[] = "sin",
+               kCos[] = "cos";
 constexpr char kAdd[] = "add", kSub[] = "sub", kMul[] = "mul", kDiv[] = "div", kAnd[] = "and",
                kOr[] = "or";
 constexpr char kEq[] = "eq", kGt[] = "gt", kGe[] = "ge", kLt[] = "lt", kLe[] = "le";
@@ -74,6 +75,14 @@ absl::StatusOr<Val> logicalXor(Importer &I, Val a, Val b) {
   TRY(either, I.binary("or", a, b));
   TRY(both, I.binary("and", a, b));
   return I.binary("and", either, I.unary("not", both));
+}
+
+absl::Status importTan(Importer &I) {
+  TRY(x, I.input(0));
+  if (!isFloat(x.dtype))
+    return I.invalid("expects a float input");
+  TRY(r, I.binary("div", I.unary("sin", x), I.unary("cos", x)));
+  return I.define(0, r);
 }
 
 absl::Status importXor(Importer &I) {
@@ -1079,6 +1088,78 @@ absl::Status importArgMaxMin(Importer &I) {
   return I.define(0, r);
 }
 
+/// The lowest (or highest) value of `d`: what a taken element becomes.
+Val extremeConstant(Importer &I, DType d, bool lowest) {
+  if (isFloat(d))
+    return I.constant(d, lowest ? -std::numeric_limits<double>::infinity()
+                                : std::numeric_limits<double>::infinity());
+  bool wide = d == DType::I64;
+  int64_t lo = wide ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int32_t>::min();
+  int64_t hi = wide ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int32_t>::max();
+  return I.intConstant(d, lowest ? lo : hi);
+}
+
+/// `parts` (each of `shape` but 1 along `axis`) side by side along `axis`.
+Val concatAlong(Importer &I, std::vector<Val> parts, int64_t axis) {
+  if (parts.size() == 1)
+    return parts[0];
+  std::vector<int64_t> shape = parts[0].shape;
+  shape[axis] = 0;
+  std::vector<std::string> names, types;
+  for (Val &p : parts) {
+    shape[axis] += p.shape[axis];
+    names.push_back(I.use(p));
+    types.push_back(I.ty(p));
+  }
+  return I.emit(absl::StrCat("fusec.concat ", absl::StrJoin(names, ", "), " dim ", axis, " : (",
+                             absl::StrJoin(types, ", "), ") -> ",
+                             typeOf(parts[0].dtype, shape)),
+                parts[0].dtype, shape);
+}
+
+/// TopK for a small k (greedy and top-k sampling): k rounds of "the extreme
+/// of what is left, and its first position", each taken element then
+/// masked out. Ties go to the lower index, as ONNX asks for; the results
+/// are sorted.
+absl::Status importTopK(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(kv, I.knownInts(1));
+  if (kv.size() != 1)
+    return I.invalid("K must hold one value");
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  TRY(ax, I.axis(I.attrInt("axis", -1), rank));
+  bool largest = I.attrInt("largest", 1);
+  int64_t k = kv[0], n = x.shape[ax];
+  if (k < 1 || k > n)
+    return I.invalid(absl::StrCat("K = ", k, " is not in [1, ", n, "]"));
+  if (k > 16)
+    return I.unsupported(absl::StrCat("K = ", k, ": TopK is imported for K <= 16 (k rounds of a "
+                                      "reduction; a sort is not generated yet)"));
+  Val iota = I.knownIndexMap(x.shape, [&](const std::vector<int64_t> &c) { return c[ax]; });
+  Val none = I.broadcastTo(I.intConstant(DType::I64, n), x.shape);
+  Val gone = I.broadcastTo(extremeConstant(I, x.dtype, largest), x.shape);
+  std::vector<Val> values, indices;
+  Val left = x;
+  for (int64_t j = 0; j < k; ++j) {
+    TRY(m, I.reduce(largest ? "max" : "min", left, {ax}, true));
+    TRY(at, I.compareBroadcast("eq", left, m));
+    TRY(pos, I.select(at, iota, none));
+    TRY(idx, I.reduce("min", pos, {ax}, true));
+    values.push_back(m);
+    indices.push_back(idx);
+    if (j + 1 < k) {
+      TRY(taken, I.compareBroadcast("eq", iota, idx));
+      TRY(next, I.select(taken, gone, left));
+      left = next;
+    }
+  }
+  if (auto st = I.define(0, concatAlong(I, values, ax)); !st.ok())
+    return st;
+  if (I.hasOutput(1))
+    return I.define(1, concatAlong(I, indices, ax));
+  return absl::OkStatus();
+}
+
 absl::Status importCumSum(Importer &I) {
   TRY(x, I.input(0));
   TRY(axv, I.knownInts(1));
@@ -1458,6 +1539,9 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"Exp", unaryOp<kExp>},
       {"Log", unaryOp<kLog>},
       {"Tanh", unaryOp<kTanh>},
+      {"Sin", unaryOp<kSin>},
+      {"Cos", unaryOp<kCos>},
+      {"Tan", importTan},
       {"Erf", unaryOp<kErf>},
       {"Sigmoid", unaryOp<kSigmoid>},
       {"Sign", unaryOp<kSign>},
@@ -1537,6 +1621,7 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"ArgMax", importArgMaxMin},
       {"ArgMin", importArgMaxMin},
       {"CumSum", importCumSum},
+      {"TopK", importTopK},
       {"GlobalAveragePool", importGlobalPool},
       {"GlobalMaxPool", importGlobalPool},
       {"MeanVarianceNormalization", importMeanVarianceNormalization},

@@ -266,6 +266,8 @@ absl::Status Interpreter::exec(Operation *op) {
       .Case([&](Exp2Op) { return unary(op, [](double x) { return std::exp2(x); }); })
       .Case([&](LogOp) { return unary(op, [](double x) { return std::log(x); }); })
       .Case([&](TanhOp) { return unary(op, [](double x) { return std::tanh(x); }); })
+      .Case([&](SinOp) { return unary(op, [](double x) { return std::sin(x); }); })
+      .Case([&](CosOp) { return unary(op, [](double x) { return std::cos(x); }); })
       .Case([&](ErfOp) { return unary(op, [](double x) { return std::erf(x); }); })
       .Case([&](SigmoidOp) { return unary(op, sigmoid); })
       .Case([&](RsqrtOp) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusec/Jit.h"
+#include "fusec/Import/Onnx.h"
 #include "fusec/JitModule.h"
 #include "fusec/IR/Fusec.h"
 #include "fusec/Interpreter/Interpreter.h"
@@ -167,6 +168,19 @@ struct Executable::Impl {
   int numSlots = 0;
 
   std::mutex runMutex;
+  /// Graph replay (JitOptions::graphReplay): the launches of a run whose
+  /// buffers are those of the run before are captured as a CUDA graph, and
+  /// later runs with those buffers replay it (one launch). `bound` is the
+  /// caller's buffer addresses, inputs then outputs.
+  bool replay = true;
+  std::string replayError;
+  std::vector<uint64_t> lastBound;
+  struct Captured {
+    std::vector<uint64_t> bound;
+    rt::Graph graph;
+  };
+  std::vector<Captured> graphs; ///< most recently used first, at most 4
+  int64_t graphLaunches = 0;
   /// Device pointers by slot, and the launch argument arrays pointing into
   /// it, built once.
   std::vector<uint64_t> pointers;
@@ -304,7 +318,62 @@ absl::Status Executable::run(absl::Span<const rt::DeviceBuffer *const> in,
                              absl::Span<rt::DeviceBuffer *const> out,
                              const rt::Stream &stream) {
   std::lock_guard<std::mutex> lock(impl->runMutex);
-  return impl->launchAll(in, out, stream, nullptr);
+  Impl &x = *impl;
+  if (!x.replay)
+    return x.launchAll(in, out, stream, nullptr);
+  if (auto st = x.bind(in, out); !st.ok())
+    return st;
+  std::vector<uint64_t> bound(x.pointers.begin(),
+                              x.pointers.begin() + x.inputs.size() + x.outputs.size());
+  // TMA descriptors live in device tables written from the host: bring them
+  // up to date for these buffers before a replay or a capture (a copy from
+  // pageable memory cannot be captured).
+  auto encodeAll = [&]() -> absl::Status {
+    for (Step &s : x.steps)
+      if (!s.maps.empty())
+        if (auto st = x.encodeMaps(s, stream); !st.ok())
+          return st;
+    return absl::OkStatus();
+  };
+  for (size_t i = 0; i < x.graphs.size(); ++i) {
+    if (x.graphs[i].bound != bound)
+      continue;
+    std::rotate(x.graphs.begin(), x.graphs.begin() + i, x.graphs.begin() + i + 1);
+    if (auto st = encodeAll(); !st.ok())
+      return st;
+    ++x.graphLaunches;
+    return x.graphs.front().graph.launch(stream);
+  }
+  if (bound != x.lastBound) {
+    // New buffers: launch directly; capture if they come again.
+    x.lastBound = std::move(bound);
+    return x.launchAll(in, out, stream, nullptr);
+  }
+  if (auto st = encodeAll(); !st.ok())
+    return st;
+  auto graph = rt::Graph::capture(stream, [&] { return x.launchAll(in, out, stream, nullptr); });
+  if (!graph.ok()) {
+    // Not capturable here (e.g. the legacy default stream): launch directly
+    // from now on.
+    x.replay = false;
+    x.replayError = std::string(graph.status().message());
+    return x.launchAll(in, out, stream, nullptr);
+  }
+  x.graphs.insert(x.graphs.begin(), Impl::Captured{std::move(bound), std::move(*graph)});
+  if (x.graphs.size() > 4)
+    x.graphs.pop_back();
+  ++x.graphLaunches;
+  return x.graphs.front().graph.launch(stream);
+}
+
+int64_t Executable::graphLaunches() const {
+  std::lock_guard<std::mutex> lock(impl->runMutex);
+  return impl->graphLaunches;
+}
+
+std::string Executable::graphReplayError() const {
+  std::lock_guard<std::mutex> lock(impl->runMutex);
+  return impl->replayError;
 }
 
 absl::Status Executable::runTimed(absl::Span<const rt::DeviceBuffer *const> in,
@@ -372,6 +441,12 @@ struct Jit::Impl {
 };
 
 absl::StatusOr<std::unique_ptr<Jit>> Jit::create(JitOptions options) {
+  const std::string &p = options.precision;
+  if (!p.empty() && p != "fp32" && p != "bf16" && p != "fp16" && p != "fp8")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "JitOptions::precision is '", p, "'; expected fp32, bf16, fp16 or fp8"));
+  if (!(options.maxRelError > 0))
+    return absl::InvalidArgumentError("JitOptions::maxRelError must be positive");
   auto impl = std::make_unique<Impl>(std::move(options));
   impl->target = impl->options.target;
   if (impl->target.empty()) {
@@ -400,7 +475,8 @@ Jit::compile(absl::string_view text, absl::string_view sourceName) {
                    impl->options.aggressivePtx ? "1" : "0", "\n",
                    impl->options.streamLoad, "\n", impl->options.keepLoad, "\n",
                    impl->options.rowChunks, "\n",
-                   impl->options.rooflineTarget, "\n", text);
+                   impl->options.rooflineTarget, "\n", impl->options.precision, "\n",
+                   impl->options.maxRelError, "\n", text);
   std::promise<Impl::Result> promise;
   std::shared_future<Impl::Result> future;
   {
@@ -426,6 +502,30 @@ Jit::compile(absl::string_view text, absl::string_view sourceName) {
   }
   promise.set_value(result);
   return result;
+}
+
+absl::StatusOr<std::shared_ptr<Executable>>
+Jit::compileOnnx(absl::string_view modelBytes, const InputShapes &shapes,
+                 const std::string &baseDir) {
+  OnnxImportOptions options;
+  options.inputShapes = shapes;
+  options.functionName = impl->options.function.empty() ? "main" : impl->options.function;
+  auto imported = importOnnx(modelBytes, baseDir, options, "<onnx>");
+  if (!imported.ok())
+    return imported.status();
+  // The imported text is the key: the same model and shapes hit.
+  return compile(imported->mlir, "<onnx>");
+}
+
+absl::StatusOr<std::shared_ptr<Executable>>
+Jit::compileOnnxFile(const std::string &path, const InputShapes &shapes) {
+  OnnxImportOptions options;
+  options.inputShapes = shapes;
+  options.functionName = impl->options.function.empty() ? "main" : impl->options.function;
+  auto imported = importOnnxFile(path, options);
+  if (!imported.ok())
+    return imported.status();
+  return compile(imported->mlir, path);
 }
 
 Jit::Impl::Result Jit::Impl::build(absl::string_view text,
@@ -468,6 +568,9 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
       pipeline.aggressivePtx = options.aggressivePtx;
       if (options.rowChunks > 0)
         pipeline.rowChunks = options.rowChunks;
+      if (!options.precision.empty())
+        pipeline.precision = options.precision;
+      pipeline.maxRelError = options.maxRelError;
       buildFusecPipeline(pm, pipeline);
     }
     CodeGenOptions codegen;
@@ -488,6 +591,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
   }
 
   auto exec = std::make_unique<Executable::Impl>();
+  exec->replay = options.graphReplay;
   exec->target = target;
   exec->function = func->getSymName().str();
   for (Type t : func->getArgumentTypes()) {

@@ -39,7 +39,9 @@ bool addsErrors(Operation *op) {
 /// Discontinuous ops (rounding to integers, sign, comparisons) turn any error
 /// into an unbounded one: a value next to a step may land on the other side.
 double amplification(Operation *op) {
-  if (isa<FloorOp, CeilOp, SignOp, CompareOp>(op))
+  // sin and cos: an absolute error of the argument is one of the result,
+  // which near a zero of the result is any relative error.
+  if (isa<FloorOp, CeilOp, SignOp, CompareOp, SinOp, CosOp>(op))
     return std::numeric_limits<double>::infinity();
   if (isa<ExpOp, Exp2Op, LogOp, PowOp>(op))
     return 4;
@@ -95,7 +97,7 @@ double magnitude(Operation *op, ArrayRef<double> in) {
     }
     return inf;
   }
-  if (isa<TanhOp, ErfOp, SigmoidOp, SignOp, CompareOp>(op))
+  if (isa<TanhOp, ErfOp, SigmoidOp, SignOp, CompareOp, SinOp, CosOp>(op))
     return 1;
   if (isa<ExpOp>(op))
     return in[0] < 700 ? std::exp(in[0]) : inf;

@@ -65,6 +65,12 @@ namespace {
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)                                                        \
+  X(cuStreamBeginCapture)                                                      \
+  X(cuStreamEndCapture)                                                        \
+  X(cuGraphInstantiateWithFlags)                                               \
+  X(cuGraphLaunch)                                                             \
+  X(cuGraphDestroy)                                                            \
+  X(cuGraphExecDestroy)                                                        \
   X(cuGetErrorName)                                                            \
   X(cuGetErrorString)
 
@@ -596,6 +602,56 @@ absl::StatusOr<std::string> compilePtx(absl::string_view ptx,
 //===----------------------------------------------------------------------===//
 // Event
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// Graph
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<Graph> Graph::capture(const Stream &stream,
+                                     const std::function<absl::Status()> &launches) {
+  FUSEC_ASSIGN_DRIVER(d);
+  auto s = static_cast<CUstream>(stream.handle());
+  // Thread-local: other threads' CUDA calls are not affected by (and do not
+  // invalidate) this capture.
+  FUSEC_CU(d, cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+           "cuStreamBeginCapture");
+  absl::Status body = launches();
+  CUgraph graph = nullptr;
+  CUresult end = d.cuStreamEndCapture(s, &graph);
+  if (!body.ok()) {
+    if (graph)
+      d.cuGraphDestroy(graph);
+    return body;
+  }
+  if (end != CUDA_SUCCESS)
+    return cudaError(d, end, "cuStreamEndCapture");
+  CUgraphExec exec = nullptr;
+  CUresult inst = d.cuGraphInstantiateWithFlags(&exec, graph, 0);
+  d.cuGraphDestroy(graph);
+  if (inst != CUDA_SUCCESS)
+    return cudaError(d, inst, "cuGraphInstantiate");
+  return Graph(exec);
+}
+
+Graph::Graph(Graph &&o) noexcept : exec(std::exchange(o.exec, nullptr)) {}
+
+Graph &Graph::operator=(Graph &&o) noexcept {
+  std::swap(exec, o.exec);
+  return *this;
+}
+
+Graph::~Graph() {
+  if (exec && ready().ok())
+    driver().cuGraphExecDestroy(static_cast<CUgraphExec>(exec));
+}
+
+absl::Status Graph::launch(const Stream &stream) const {
+  FUSEC_ASSIGN_DRIVER(d);
+  FUSEC_CU(d, cuGraphLaunch(static_cast<CUgraphExec>(exec),
+                            static_cast<CUstream>(stream.handle())),
+           "cuGraphLaunch");
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Event> Event::create() {
   FUSEC_ASSIGN_DRIVER(d);

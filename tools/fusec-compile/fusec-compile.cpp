@@ -60,6 +60,11 @@ static cl::opt<bool> noAggressivePtx(
     "no-aggressive-ptx",
     cl::desc("Turn off aggressive PTX (cache-hinted loads) in code generation"),
     cl::cat(category));
+static cl::list<std::string> inputShape(
+    "input-shape",
+    cl::desc("An .onnx input's shape, NAME=D0xD1x... (binds its dynamic dims); once per "
+             "dynamic input"),
+    cl::cat(category));
 static cl::opt<std::string> streamLoad(
     "stream-load",
     cl::desc("The load of tensors read once: plain, no_allocate, l2_256b or "
@@ -125,7 +130,13 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> file;
   if (llvm::StringRef(inputFile).ends_with(".onnx")) {
     // An ONNX model: imported first (fusec-translate --import-onnx).
-    auto imported = fusec::importOnnxFile(inputFile);
+    auto shapes = fusec::parseOnnxInputShapes(
+        std::vector<std::string>(inputShape.begin(), inputShape.end()));
+    if (!shapes.ok())
+      return fail(std::string(shapes.status().message()));
+    fusec::OnnxImportOptions options;
+    options.inputShapes = *shapes;
+    auto imported = fusec::importOnnxFile(inputFile, options);
     if (!imported.ok())
       return fail(std::string(imported.status().message()));
     file = llvm::MemoryBuffer::getMemBufferCopy(imported->mlir, inputFile);

@@ -33,6 +33,10 @@ static cl::opt<std::string> importOnnx("import-onnx",
 static cl::opt<std::string> output("o", cl::desc("Output file (default: stdout)"),
                                    cl::value_desc("OUT.mlir"), cl::init("-"),
                                    cl::cat(category));
+static cl::list<std::string> inputShape(
+    "input-shape",
+    cl::desc("An input's shape, NAME=D0xD1x... (binds its dynamic dims); once per dynamic input"),
+    cl::cat(category));
 static cl::opt<std::string> functionName("function",
                                          cl::desc("Name of the imported function (default main)"),
                                          cl::init("main"), cl::cat(category));
@@ -47,6 +51,13 @@ int main(int argc, char **argv) {
   }
   fusec::OnnxImportOptions options;
   options.functionName = functionName;
+  auto shapes = fusec::parseOnnxInputShapes(
+      std::vector<std::string>(inputShape.begin(), inputShape.end()));
+  if (!shapes.ok()) {
+    llvm::errs() << "fusec-translate: " << std::string(shapes.status().message()) << "\n";
+    return 2;
+  }
+  options.inputShapes = *shapes;
   auto imported = fusec::importOnnxFile(importOnnx, options);
   if (!imported.ok()) {
     bool unsupported = imported.status().code() == absl::StatusCode::kUnimplemented;

@@ -128,6 +128,29 @@ def Fusec_TanhOp : Fusec_UnaryOp<"tanh", FloatOnly, 0, 1> {
     ```
   }];
 }
+def Fusec_SinOp : Fusec_UnaryOp<"sin", FloatOnly, 4, 1> {
+  let summary = "elementwise sine";
+  let description = [{
+    The argument is reduced to [-pi, pi] (x - k·2pi, with 2pi split in two
+    constants so that k·2pi is exact for |k| < 2^16), then one SFU `sin`
+    (absolute error about 2^-20.9 there). Rotary position embeddings
+    compute it.
+
+    ```mlir
+    %y = fusec.sin %x : tensor<64xf32>
+    ```
+  }];
+}
+def Fusec_CosOp : Fusec_UnaryOp<"cos", FloatOnly, 4, 1> {
+  let summary = "elementwise cosine";
+  let description = [{
+    Reduced like `fusec.sin`, then one SFU `cos`.
+
+    ```mlir
+    %y = fusec.cos %x : tensor<64xf32>
+    ```
+  }];
+}
 def Fusec_ErfOp : Fusec_UnaryOp<"erf", FloatOnly, 10, 0> {
   let summary = "elementwise error function";
   let description = [{

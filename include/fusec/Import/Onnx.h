@@ -19,6 +19,7 @@
 #include "fusec/Support/HostTensor.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #include <map>
 #include <string>
@@ -70,6 +71,36 @@ struct OnnxImport {
 /// import, naming the node, its op type and the opset.
 absl::StatusOr<OnnxImport> importOnnxFile(const std::string &path,
                                           const OnnxImportOptions &options = {});
+
+/// Imports a serialized model; `baseDir` resolves external data, and
+/// `sourceName` names the model in errors.
+absl::StatusOr<OnnxImport> importOnnx(absl::string_view bytes, const std::string &baseDir = "",
+                                      const OnnxImportOptions &options = {},
+                                      const std::string &sourceName = "<onnx>");
+
+/// A graph input or output as the model declares it.
+struct OnnxValueInfo {
+  std::string name;
+  int32_t elemType = 0;      ///< TensorProto.DataType (0: not a tensor)
+  std::vector<int64_t> dims; ///< -1: symbolic or unknown
+  bool hasShape = false;
+  bool dynamic() const;
+};
+struct OnnxSignature {
+  std::vector<OnnxValueInfo> inputs; ///< the graph inputs that are not initializers
+  std::vector<OnnxValueInfo> outputs;
+};
+absl::StatusOr<OnnxSignature> onnxSignature(const std::string &path);
+
+/// `t`'s value as a tensor of the declared element type: numpy has no
+/// bfloat16, so the backend tests store bf16 (and some f16) data as uint16
+/// bit patterns; those are reinterpreted. Other data is returned as is.
+HostTensor onnxTensorAs(const OnnxTensorData &t, int32_t declaredElemType);
+
+/// Parses `--input-shape` specs, "NAME=D0xD1x...", into
+/// OnnxImportOptions::inputShapes.
+absl::StatusOr<std::map<std::string, std::vector<int64_t>>>
+parseOnnxInputShapes(const std::vector<std::string> &specs);
 
 /// The names of the graph inputs that are not initializers, in order.
 absl::StatusOr<std::vector<std::string>> onnxGraphInputNames(const std::string &path);

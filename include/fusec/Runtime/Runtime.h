@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,27 @@ public:
 private:
   explicit Event(void *e) : event(e) {}
   void *event = nullptr;
+};
+
+/// A CUDA graph: the launches and copies one callback enqueues on a stream,
+/// captured once and replayed with a single launch.
+class Graph {
+public:
+  /// Captures what `launches` enqueues on `stream` (nothing runs during
+  /// the capture). An error from `launches` or from the capture (an
+  /// operation that cannot be captured) is returned, and the stream is
+  /// usable again.
+  static absl::StatusOr<Graph> capture(const Stream &stream,
+                                       const std::function<absl::Status()> &launches);
+  Graph(Graph &&other) noexcept;
+  Graph &operator=(Graph &&other) noexcept;
+  ~Graph();
+  /// Enqueues the captured work on `stream`.
+  absl::Status launch(const Stream &stream) const;
+
+private:
+  explicit Graph(void *e) : exec(e) {}
+  void *exec = nullptr;
 };
 
 /// The attention intrinsic (runtime_kernels/attention_sm90.cu, the

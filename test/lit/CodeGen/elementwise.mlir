@@ -7,6 +7,8 @@
 // RUN: %ptxas -arch=sm_90a -v %t/silu_bias.k0_broadcast_cast.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %ptxas -arch=sm_90a -v %t/three_reads.three_reads.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %ptxas -arch=sm_90a -v %t/to_int.k0_cast.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptxas -arch=sm_90a -v %t/rotary.k0_sin_add.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptxas -arch=sm_90a -v %t/int_pow.k0_pow.ptx -o %t/e.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // REQUIRES: ptxas
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
@@ -81,5 +83,32 @@ func.func @three_reads(%x: tensor<8x8x8xf32>) -> tensor<8x8x8xf32> {
 // CHECK: llvm.call_intrinsic "llvm.fptosi.sat.i32.f32"(%{{.*}}) : (f32) -> i32
 func.func @to_int(%x: tensor<1000xf32>) -> tensor<1000xi32> {
   %0 = fusec.cast %x : tensor<1000xf32> to tensor<1000xi32>
+  return %0 : tensor<1000xi32>
+}
+
+// sin and cos (rotary embeddings): the argument is reduced by k·2pi in two
+// parts, then one SFU instruction each.
+// CHECK-LABEL: llvm.func @k0_sin
+// CHECK: llvm.intr.floor
+// CHECK: llvm.fmul %{{.*}}, %{{.*}} : f32
+// CHECK: llvm.inline_asm {{.*}}"sin.approx.ftz.f32
+// CHECK: llvm.inline_asm {{.*}}"cos.approx.ftz.f32
+func.func @rotary(%x: tensor<4096xf32>) -> tensor<4096xf32> {
+  %s = fusec.sin %x : tensor<4096xf32>
+  %c = fusec.cos %x : tensor<4096xf32>
+  %0 = fusec.add %s, %c : tensor<4096xf32>
+  return %0 : tensor<4096xf32>
+}
+
+// Integer powers are exact: square and multiply over the exponent's bits
+// (a select per bit), never through lg2/ex2.
+// CHECK-LABEL: llvm.func @k0_pow
+// CHECK-NOT: lg2.approx
+// CHECK: llvm.mul %{{.*}}, %{{.*}} : i32
+// CHECK: llvm.select
+// CHECK-NOT: ex2.approx
+// CHECK: llvm.return
+func.func @int_pow(%x: tensor<1000xi32>, %y: tensor<1000xi32>) -> tensor<1000xi32> {
+  %0 = fusec.pow %x, %y : tensor<1000xi32>
   return %0 : tensor<1000xi32>
 }

@@ -407,3 +407,123 @@ TEST(Jit, SecondCompileIsAnExecutableHitAcrossThreads) {
 }
 
 } // namespace
+
+namespace {
+
+/// One model of the suite (test/models/models.tar.xz), extracted once.
+std::string suiteModel(const std::string &name) {
+  std::string dir = ::testing::TempDir() + "/fusec-jit-models-" + std::to_string(getpid());
+  std::string cmd = "mkdir -p '" + dir + "' && tar -C '" + dir + "' -xJf '" + sourceDir() +
+                    "/test/models/models.tar.xz' " + name;
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  return dir + "/" + name;
+}
+
+/// Uploads `h` into a new device buffer.
+rt::DeviceBuffer upload(const HostTensor &h) {
+  std::string bytes = toDeviceBytes(h);
+  auto buf = rt::DeviceBuffer::allocate(bytes.size());
+  EXPECT_TRUE(buf.ok() && buf->copyFromHost(bytes.data(), bytes.size()).ok());
+  return std::move(*buf);
+}
+
+} // namespace
+
+TEST(Jit, OptionsAndOnnxErrorsAreReported) {
+  JitOptions bad = freshOptions("options");
+  bad.precision = "int3";
+  auto refused = Jit::create(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("int3"), std::string::npos);
+
+  auto jit = Jit::create(freshOptions("onnx-errors"));
+  ASSERT_TRUE(jit.ok());
+  auto missing = (*jit)->compileOnnxFile("/nonexistent/model.onnx");
+  EXPECT_FALSE(missing.ok());
+  // A dynamic input without a shape names the input (no GPU needed: the
+  // import fails first).
+  std::string dir = suiteModel("bert-torchscript");
+  auto unbound = (*jit)->compileOnnxFile(dir + "/model.onnx");
+  ASSERT_FALSE(unbound.ok());
+  EXPECT_EQ(unbound.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(unbound.status().message().find("input_ids"), std::string::npos)
+      << unbound.status();
+  auto garbage = (*jit)->compileOnnx("not a model");
+  EXPECT_FALSE(garbage.ok());
+}
+
+TEST(Jit, ReplaysRepeatedRunsAsACudaGraph) {
+  REQUIRE_GPU();
+  auto jit = Jit::create(freshOptions("replay"));
+  ASSERT_TRUE(jit.ok());
+  const int64_t n = 4099;
+  std::string t = "tensor<" + std::to_string(n) + "xf32>";
+  auto exec = (*jit)->compile("func.func @f(%a: " + t + ", %b: " + t + ") -> " + t +
+                              " {\n  %0 = fusec.exp %a : " + t +
+                              "\n  %1 = fusec.mul %0, %b : " + t +
+                              "\n  %2 = fusec.reduce sum %1 dims [0] : " + t +
+                              " -> tensor<f32>\n  %3 = fusec.broadcast %2 dims [] : tensor<f32> -> " +
+                              t + "\n  %4 = fusec.sub %1, %3 : " + t + "\n  return %4 : " + t +
+                              "\n}\n");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  auto stream = rt::Stream::create();
+  ASSERT_TRUE(stream.ok());
+  auto check = [&](const HostTensor &a, const HostTensor &b, rt::DeviceBuffer &out) {
+    std::string bytes(n * 4, '\0');
+    ASSERT_TRUE(out.copyToHost(bytes.data(), bytes.size()).ok());
+    auto got = fromDeviceBytes(DType::F32, {n}, bytes);
+    double sum = 0;
+    std::vector<double> prod(n);
+    for (int64_t i = 0; i < n; ++i)
+      sum += prod[i] = std::exp(a.data[i]) * b.data[i];
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(got->data[i], prod[i] - sum, 1e-4 * (std::abs(sum) + 1)) << i;
+  };
+  HostTensor a = randomTensor(DType::F32, {n}, 7), b = randomTensor(DType::F32, {n}, 8);
+  rt::DeviceBuffer da = upload(a), db = upload(b);
+  auto out = rt::DeviceBuffer::allocate(n * 4);
+  ASSERT_TRUE(out.ok());
+  // First run: direct; second (same buffers): captured; third: replayed.
+  for (int r = 0; r < 3; ++r)
+    ASSERT_TRUE((*exec)->run({&da, &db}, {&*out}, *stream).ok());
+  ASSERT_TRUE(stream->synchronize().ok());
+  EXPECT_EQ((*exec)->graphReplayError(), "");
+  EXPECT_EQ((*exec)->graphLaunches(), 2);
+  check(a, b, *out);
+  // A replay reads the buffers' current contents.
+  HostTensor a2 = randomTensor(DType::F32, {n}, 9);
+  std::string bytes = toDeviceBytes(a2);
+  ASSERT_TRUE(da.copyFromHost(bytes.data(), bytes.size()).ok());
+  ASSERT_TRUE((*exec)->run({&da, &db}, {&*out}, *stream).ok());
+  ASSERT_TRUE(stream->synchronize().ok());
+  EXPECT_EQ((*exec)->graphLaunches(), 3);
+  check(a2, b, *out);
+  // Other buffers: launched directly, and right.
+  rt::DeviceBuffer da3 = upload(a);
+  auto out3 = rt::DeviceBuffer::allocate(n * 4);
+  ASSERT_TRUE(out3.ok());
+  ASSERT_TRUE((*exec)->run({&da3, &db}, {&*out3}, *stream).ok());
+  ASSERT_TRUE(stream->synchronize().ok());
+  EXPECT_EQ((*exec)->graphLaunches(), 3);
+  check(a, b, *out3);
+}
+
+TEST(Jit, CompilesAnOnnxModelOncePerShape) {
+  REQUIRE_GPU();
+  auto jit = Jit::create(freshOptions("onnx"));
+  ASSERT_TRUE(jit.ok());
+  std::string dir = suiteModel("bert-torchscript");
+  Jit::InputShapes shapes = {{"input_ids", {2, 16}}, {"attention_mask", {2, 16}}};
+  auto first = (*jit)->compileOnnxFile(dir + "/model.onnx", shapes);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ((*first)->inputs()[0].shape, (std::vector<int64_t>{2, 16}));
+  auto again = (*jit)->compileOnnxFile(dir + "/model.onnx", shapes);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), first->get());
+  EXPECT_EQ((*jit)->executableHits(), 1);
+  Jit::InputShapes other = {{"input_ids", {1, 24}}, {"attention_mask", {1, 24}}};
+  auto second = (*jit)->compileOnnxFile(dir + "/model.onnx", other);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_NE(second->get(), first->get());
+  EXPECT_EQ((*second)->inputs()[0].shape, (std::vector<int64_t>{1, 24}));
+}

@@ -3,7 +3,7 @@ a protobuf writer of its own (no onnx package needed):
 
   add_relu.onnx      y = Relu(x + b), b an initializer (opset 13)
   external.onnx      y = x * w, w stored in external.onnx.data
-  unsupported.onnx   a node of op type Cos named 'my_cos' (opset 13)
+  unsupported.onnx   a node of op type Acosh named 'my_acosh' (opset 13)
   shapes.onnx        y = Reshape(x, Concat(Shape(x)[0:1], [-1])): folded
   truncated.onnx     add_relu.onnx cut in the middle
   garbage.onnx       bytes that are not a protobuf
@@ -97,7 +97,7 @@ def main():
                              [tensor("w", FLOAT, [2, 2], external="external.onnx.data")],
                              [("x", FLOAT, [2, 2])], [("y", FLOAT, [2, 2])]))
     w("external.onnx.data", struct.pack("<4f", 2.0, 3.0, 4.0, 5.0))
-    w("unsupported.onnx", model([node("Cos", ["x"], ["y"], "my_cos")], [],
+    w("unsupported.onnx", model([node("Acosh", ["x"], ["y"], "my_acosh")], [],
                                 [("x", FLOAT, [2])], [("y", FLOAT, [2])]))
     w("shapes.onnx", model([node("Shape", ["x"], ["s"], "shape0"),
                             node("Slice", ["s", "zero", "one"], ["s0"], "slice0"),

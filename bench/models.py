@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Real models end to end on the GPU (issue #16): fusec against eager PyTorch
+and torch.compile on the same module, weights and inputs, in one run.
+
+For each model (GPT-2 small at its real width; a Llama-style model of width
+2048 with GQA and SwiGLU) in fp16, on the GPU machine:
+
+1. Build it with random weights (seeded; nothing is downloaded), export it
+   with PyTorch's TorchScript exporter (opset 17, batch and sequence dynamic)
+   without its weights (`export_params=False`: the weights become graph
+   inputs, the way an application holding them in device memory would pass
+   them, and the file stays far below protobuf's 2 GB).
+2. Write the weights and the token ids as .npy, and run
+   `fusec-run model.onnx --input-shape input_ids=BxS --input ... --no-check
+   --json`: the Executable end to end, replayed as a CUDA graph
+   (end_to_end_ms), its compile time with an empty kernel cache (cold) and
+   with the cache of the cold run (warm), and the logits (--output-dir),
+   compared with PyTorch's.
+3. Time eager PyTorch and torch.compile (default mode; and
+   mode="reduce-overhead", which replays CUDA graphs as fusec does) on the
+   same inputs with CUDA events, and torch.compile's first call (its
+   compile).
+
+Shapes: batch x sequence 4 x 1024 (prefill) and 32 x 1 (decode-like: one
+token per sequence, no KV cache). Writes $OUT/models.json and prints a table.
+
+    python3 bench/models.py                 # both models
+    BENCH_ONLY=gpt2 python3 bench/models.py
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import numpy as np
+import torch
+
+BIN = os.environ.get("FUSEC_BIN", ".device/bin")
+OUT = os.environ.get("OUT", "bench/out")
+SHAPES = [(4, 1024), (32, 1)]
+
+
+def models():
+    import transformers as tf
+    return {
+        "gpt2-small": lambda: tf.GPT2LMHeadModel(tf.GPT2Config(
+            n_embd=768, n_layer=12, n_head=12, vocab_size=50257, n_positions=1024)),
+        "llama-2048": lambda: tf.LlamaForCausalLM(tf.LlamaConfig(
+            hidden_size=2048, intermediate_size=5632, num_hidden_layers=4,
+            num_attention_heads=16, num_key_value_heads=4, vocab_size=32000,
+            max_position_embeddings=2048)),
+    }
+
+
+class Logits(torch.nn.Module):
+    """The model's logits for `input_ids` (no KV cache, no mask)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        return self.model(input_ids=input_ids, use_cache=False).logits
+
+
+def time_ms(fn, warmup=3, runs=20):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(5):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(runs):
+            fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop) / runs)
+    return statistics.median(samples)
+
+
+def export(module, ids, path):
+    """TorchScript (dynamic batch and sequence) when it can; else torch.export
+    for this shape (transformers' decoders trip TorchScript with aten::diff).
+    Either way without weights: they become graph inputs. Returns the
+    exporter's name."""
+    try:
+        torch.onnx.export(module, (ids,), path, dynamo=False, opset_version=17,
+                          input_names=["input_ids"], output_names=["logits"],
+                          dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
+                                        "logits": {0: "batch", 1: "seq"}},
+                          export_params=False)
+        return "torchscript"
+    except Exception as e:  # noqa: BLE001
+        print(f"TorchScript export failed ({str(e)[:120]}); torch.export for {tuple(ids.shape)}",
+              flush=True)
+    prog = torch.onnx.export(module, (ids,), dynamo=True, opset_version=18,
+                             input_names=["input_ids"], output_names=["logits"])
+    prog.save(path, include_initializers=False, keep_initializers_as_inputs=True)
+    return "dynamo"
+
+
+def weight_inputs(module, path):
+    """The graph's inputs after input_ids, each with its tensor."""
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+    init = {t.name for t in m.graph.initializer}
+    names = [i.name for i in m.graph.input if i.name not in init]
+    tensors = dict(module.named_parameters(remove_duplicate=False))
+    tensors.update(dict(module.named_buffers(remove_duplicate=False)))
+    # torch.export may spell qualified names with '_' for '.'.
+    tensors.update({k.replace(".", "_"): v for k, v in list(tensors.items())})
+    out = []
+    for n in names[1:]:
+        t = tensors.get(n, tensors.get(n.replace(".", "_")))
+        if t is None:
+            raise RuntimeError(f"graph input {n!r} is not a parameter or buffer")
+        out.append((n, t))
+    return names[0], out
+
+
+def run_fusec(model_path, ids_shape, inputs, cache, outdir):
+    cmd = [f"{BIN}/fusec-run", model_path,
+           f"--input-shape=input_ids={ids_shape[0]}x{ids_shape[1]}",
+           "--no-check", "--json", "--warmup=3", "--runs=20", f"--output-dir={outdir}"]
+    cmd += [f"--input={p}" for p in inputs]
+    env = dict(os.environ, FUSEC_CACHE_DIR=cache)
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    wall = time.time() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"fusec-run failed ({p.returncode}): {p.stderr[-3000:]}")
+    line = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
+    r = json.loads(line)
+    r["process_s"] = wall
+    return r
+
+
+def bench_model(name, build, work):
+    torch.manual_seed(0)
+    model = build().eval().half().cuda()
+    module = Logits(model).eval()
+    g = torch.Generator(device="cpu").manual_seed(1)
+    vocab = model.config.vocab_size
+    rows = []
+    exported = None  # (path, exporter, export_s, wfiles) of a dynamic export
+    for b, s in SHAPES:
+        ids = torch.randint(0, vocab, (b, s), generator=g)
+        if exported is None or exported[1] != "torchscript":
+            path = os.path.join(work, f"{name}-{b}x{s}.onnx")
+            t0 = time.time()
+            with torch.no_grad():
+                exporter = export(module, ids.cuda(), path)
+            export_s = time.time() - t0
+            first, weights = weight_inputs(module, path)
+            wdir = os.path.join(work, f"{name}-weights")
+            shutil.rmtree(wdir, ignore_errors=True)
+            os.makedirs(wdir, exist_ok=True)
+            wfiles = []
+            for i, (n, t) in enumerate(weights):
+                f = os.path.join(wdir, f"w{i}.npy")
+                np.save(f, t.detach().cpu().numpy())
+                wfiles.append(f)
+            exported = (path, exporter, export_s, wfiles)
+        path, exporter, export_s, wfiles = exported
+        row = {"model": name, "batch": b, "seq": s, "exporter": exporter, "export_s": export_s,
+               "onnx_bytes": os.path.getsize(path), "weights": len(wfiles)}
+        idf = os.path.join(work, f"{name}-ids-{b}x{s}.npy")
+        np.save(idf, ids.numpy().astype(np.int64))
+        with torch.no_grad():
+            ref = module(ids.cuda()).float()
+        try:
+            cache = tempfile.mkdtemp()
+            outdir = tempfile.mkdtemp()
+            cold = run_fusec(path, (b, s), [idf] + wfiles, cache, outdir)
+            warm = run_fusec(path, (b, s), [idf] + wfiles, cache, outdir)
+            got = torch.from_numpy(np.load(os.path.join(outdir, "result_0.npy")).astype(np.float32))
+            got = got.cuda().reshape(ref.shape)
+            finite = bool(torch.isfinite(got).all())
+            rel = float((got - ref).norm() / ref.norm())
+            row.update(fusec_ms=warm["end_to_end_ms"], fusec_kernels=len(warm["kernels"]),
+                       fusec_kernel_sum_ms=sum(k["median_ms"] for k in warm["kernels"]),
+                       graph_launches=warm.get("graph_launches"),
+                       compile_cold_s=cold["compile_s"], compile_warm_s=warm["compile_s"],
+                       process_cold_s=cold["process_s"], process_warm_s=warm["process_s"],
+                       rel_l2_vs_torch=rel, finite=finite,
+                       top_kernels=sorted(warm["kernels"], key=lambda k: -k["median_ms"])[:8])
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(outdir, ignore_errors=True)
+        except Exception as e:  # noqa: BLE001
+            row["fusec_error"] = str(e)[-3000:]
+        x = ids.cuda()
+        with torch.no_grad():
+            row["eager_ms"] = time_ms(lambda: module(x))
+            for mode, key in ((None, "compile"), ("reduce-overhead", "compile_ro")):
+                try:
+                    torch._dynamo.reset()
+                    c = torch.compile(module, mode=mode) if mode else torch.compile(module)
+                    t0 = time.time()
+                    c(x)
+                    torch.cuda.synchronize()
+                    row[f"{key}_first_call_s"] = time.time() - t0
+                    row[f"{key}_ms"] = time_ms(lambda: c(x))
+                except Exception as e:  # noqa: BLE001
+                    row[f"{key}_error"] = str(e)[-1000:]
+        best = min(v for v in (row.get("compile_ms"), row.get("compile_ro_ms")) if v)
+        if "fusec_ms" in row:
+            row["speedup_vs_best_compile"] = best / row["fusec_ms"]
+            if row.get("compile_first_call_s"):
+                row["cold_compile_ratio"] = row["compile_first_call_s"] / row["process_cold_s"]
+        rows.append(row)
+        print(json.dumps({k: v for k, v in row.items() if k != "top_kernels"}), flush=True)
+    return rows
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    only = [s for s in os.environ.get("BENCH_ONLY", "").split(",") if s]
+    work = tempfile.mkdtemp()
+    import transformers
+    log = {"torch": torch.__version__, "transformers": transformers.__version__,
+           "device": torch.cuda.get_device_name(), "rows": []}
+    for name, build in models().items():
+        if only and not any(o in name for o in only):
+            continue
+        try:
+            log["rows"] += bench_model(name, build, work)
+        except Exception as e:  # noqa: BLE001
+            log["rows"].append({"model": name, "error": traceback.format_exc()[-3000:]})
+            print(f"{name}: FAILED {e}", flush=True)
+    suffix = "-".join(only) if only else "all"
+    json.dump(log, open(os.path.join(OUT, f"models-{suffix}.json"), "w"), indent=2)
+    print(f"\n{'model':12s} {'BxS':>8s} {'fusec ms':>9s} {'eager':>8s} {'compile':>8s} "
+          f"{'c+graphs':>8s} {'vs best':>7s} {'cold s':>7s} {'warm s':>7s} {'tc 1st s':>8s} {'relL2':>8s}")
+    for r in log["rows"]:
+        if "batch" not in r:
+            print(f"{r['model']:12s} ERROR {r.get('error', '')[-200:]}")
+            continue
+        f = lambda k, fmt="%.3f": (fmt % r[k]) if isinstance(r.get(k), (int, float)) else "-"
+        print(f"{r['model']:12s} {r['batch']}x{r['seq']:<6d} {f('fusec_ms'):>9s} {f('eager_ms'):>8s} "
+              f"{f('compile_ms'):>8s} {f('compile_ro_ms'):>8s} {f('speedup_vs_best_compile', '%.2fx'):>7s} "
+              f"{f('process_cold_s', '%.1f'):>7s} {f('process_warm_s', '%.1f'):>7s} "
+              f"{f('compile_first_call_s', '%.1f'):>8s} {f('rel_l2_vs_torch', '%.1e'):>8s}")
+        if "fusec_error" in r:
+            print(f"   fusec: {r['fusec_error'][-400:]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
