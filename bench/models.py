@@ -5,13 +5,13 @@ and torch.compile on the same module, weights and inputs, in one run.
 For each model (GPT-2 small at its real width; a Llama-style model of width
 2048 with GQA and SwiGLU) in fp16, on the GPU machine:
 
-1. Build it with random weights (seeded; nothing is downloaded), export it
-   with PyTorch's TorchScript exporter (opset 17, batch and sequence dynamic)
-   without its weights (`export_params=False`: the weights become graph
-   inputs, the way an application holding them in device memory would pass
-   them, and the file stays far below protobuf's 2 GB).
-2. Write the weights and the token ids as .npy, and run
-   `fusec-run model.onnx --input-shape input_ids=BxS --input ... --no-check
+1. Build it with random weights (seeded; nothing is downloaded) and export
+   it with torch.export (opset 18, for each shape; BENCH_EXPORTER=torchscript
+   tries the TorchScript exporter with dynamic dims first). The weights are
+   then moved out of the file into graph inputs (`weights_to_inputs`), the
+   way an application holding them in device memory passes them.
+2. Write the weights, token ids and mask as .npy, and run
+   `fusec-run model.onnx --input-shape input_ids=BxS ... --input ... --no-check
    --json`: the Executable end to end, replayed as a CUDA graph
    (end_to_end_ms), its compile time with an empty kernel cache (cold) and
    with the cache of the cold run (warm), and the logits (--output-dir),
@@ -58,14 +58,18 @@ def models():
 
 
 class Logits(torch.nn.Module):
-    """The model's logits for `input_ids` (no KV cache, no mask)."""
+    """The model's logits for `input_ids` and an `attention_mask` (no KV
+    cache). The mask (all ones here) is what generation passes; without it
+    transformers' decoders look for packed sequences with aten::diff, which
+    the TorchScript exporter cannot export."""
 
     def __init__(self, model):
         super().__init__()
         self.model = model
 
-    def forward(self, input_ids):
-        return self.model(input_ids=input_ids, use_cache=False).logits
+    def forward(self, input_ids, attention_mask):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                          use_cache=False).logits
 
 
 def time_ms(fn, warmup=3, runs=20):
@@ -84,49 +88,66 @@ def time_ms(fn, warmup=3, runs=20):
     return statistics.median(samples)
 
 
-def export(module, ids, path):
-    """TorchScript (dynamic batch and sequence) when it can; else torch.export
-    for this shape (transformers' decoders trip TorchScript with aten::diff).
-    Either way without weights: they become graph inputs. Returns the
-    exporter's name."""
+EXPORTER = os.environ.get("BENCH_EXPORTER", "dynamo")
+
+
+def export(module, args, path):
+    """torch.export for this shape (BENCH_EXPORTER=dynamo, the default), or
+    TorchScript with dynamic batch and sequence (falling back to torch.export
+    if it fails). TorchScript is not the default: on fp16 models with dynamic
+    axes its SDPA export casts the attention to f32 (`Cast to=FLOAT`) and
+    then feeds f32 into f16 LayerNormalization, a graph ONNX's type rules
+    reject. Returns the exporter's name."""
     try:
-        torch.onnx.export(module, (ids,), path, dynamo=False, opset_version=17,
-                          input_names=["input_ids"], output_names=["logits"],
+        if EXPORTER != "torchscript":
+            raise RuntimeError("BENCH_EXPORTER=dynamo")
+        torch.onnx.export(module, args, path, dynamo=False, opset_version=17,
+                          input_names=["input_ids", "attention_mask"], output_names=["logits"],
                           dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
+                                        "attention_mask": {0: "batch", 1: "seq"},
                                         "logits": {0: "batch", 1: "seq"}},
-                          export_params=False)
+                          do_constant_folding=False)
         return "torchscript"
     except Exception as e:  # noqa: BLE001
-        print(f"TorchScript export failed ({str(e)[:120]}); torch.export for {tuple(ids.shape)}",
-              flush=True)
-    prog = torch.onnx.export(module, (ids,), dynamo=True, opset_version=18,
-                             input_names=["input_ids"], output_names=["logits"])
-    prog.save(path, include_initializers=False, keep_initializers_as_inputs=True)
+        print(f"TorchScript export not used ({str(e)[:120]}); torch.export for "
+              f"{tuple(args[0].shape)}", flush=True)
+    prog = torch.onnx.export(module, args, dynamo=True, opset_version=18,
+                             input_names=["input_ids", "attention_mask"], output_names=["logits"])
+    prog.save(path)
     return "dynamo"
 
 
-def weight_inputs(module, path):
-    """The graph's inputs after input_ids, each with its tensor."""
+def weights_to_inputs(path, wdir):
+    """Moves the model's weights (float initializers of 4096 elements or
+    more) out of the file into graph inputs, each saved as .npy in `wdir`
+    (in input order): fusec then takes them as device buffers, the way an
+    application holding the weights passes them, and the file stays small.
+    Shape constants and small tensors stay initializers."""
     import onnx
-    m = onnx.load(path, load_external_data=False)
-    init = {t.name for t in m.graph.initializer}
-    names = [i.name for i in m.graph.input if i.name not in init]
-    tensors = dict(module.named_parameters(remove_duplicate=False))
-    tensors.update(dict(module.named_buffers(remove_duplicate=False)))
-    # torch.export may spell qualified names with '_' for '.'.
-    tensors.update({k.replace(".", "_"): v for k, v in list(tensors.items())})
-    out = []
-    for n in names[1:]:
-        t = tensors.get(n, tensors.get(n.replace(".", "_")))
-        if t is None:
-            raise RuntimeError(f"graph input {n!r} is not a parameter or buffer")
-        out.append((n, t))
-    return names[0], out
+    from onnx import helper, numpy_helper
+    m = onnx.load(path)
+    keep, files = [], []
+    floats = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
+    for init in m.graph.initializer:
+        n = int(np.prod(init.dims)) if len(init.dims) else 1
+        if init.data_type in floats and n >= 4096:
+            f = os.path.join(wdir, f"w{len(files)}.npy")
+            np.save(f, numpy_helper.to_array(init))
+            files.append(f)
+            m.graph.input.append(helper.make_tensor_value_info(
+                init.name, init.data_type, list(init.dims)))
+        else:
+            keep.append(init)
+    del m.graph.initializer[:]
+    m.graph.initializer.extend(keep)
+    onnx.save(m, path)
+    return files
 
 
 def run_fusec(model_path, ids_shape, inputs, cache, outdir):
-    cmd = [f"{BIN}/fusec-run", model_path,
-           f"--input-shape=input_ids={ids_shape[0]}x{ids_shape[1]}",
+    shape = f"{ids_shape[0]}x{ids_shape[1]}"
+    cmd = [f"{BIN}/fusec-run", model_path, f"--input-shape=input_ids={shape}",
+           f"--input-shape=attention_mask={shape}",
            "--no-check", "--json", "--warmup=3", "--runs=20", f"--output-dir={outdir}"]
     cmd += [f"--input={p}" for p in inputs]
     env = dict(os.environ, FUSEC_CACHE_DIR=cache)
@@ -151,34 +172,32 @@ def bench_model(name, build, work):
     exported = None  # (path, exporter, export_s, wfiles) of a dynamic export
     for b, s in SHAPES:
         ids = torch.randint(0, vocab, (b, s), generator=g)
+        mask = torch.ones(b, s, dtype=torch.int64)
         if exported is None or exported[1] != "torchscript":
             path = os.path.join(work, f"{name}-{b}x{s}.onnx")
             t0 = time.time()
             with torch.no_grad():
-                exporter = export(module, ids.cuda(), path)
+                exporter = export(module, (ids.cuda(), mask.cuda()), path)
             export_s = time.time() - t0
-            first, weights = weight_inputs(module, path)
             wdir = os.path.join(work, f"{name}-weights")
             shutil.rmtree(wdir, ignore_errors=True)
             os.makedirs(wdir, exist_ok=True)
-            wfiles = []
-            for i, (n, t) in enumerate(weights):
-                f = os.path.join(wdir, f"w{i}.npy")
-                np.save(f, t.detach().cpu().numpy())
-                wfiles.append(f)
+            wfiles = weights_to_inputs(path, wdir)
             exported = (path, exporter, export_s, wfiles)
         path, exporter, export_s, wfiles = exported
         row = {"model": name, "batch": b, "seq": s, "exporter": exporter, "export_s": export_s,
                "onnx_bytes": os.path.getsize(path), "weights": len(wfiles)}
         idf = os.path.join(work, f"{name}-ids-{b}x{s}.npy")
         np.save(idf, ids.numpy().astype(np.int64))
+        maskf = os.path.join(work, f"{name}-mask-{b}x{s}.npy")
+        np.save(maskf, mask.numpy())
         with torch.no_grad():
-            ref = module(ids.cuda()).float()
+            ref = module(ids.cuda(), mask.cuda()).float()
         try:
             cache = tempfile.mkdtemp()
             outdir = tempfile.mkdtemp()
-            cold = run_fusec(path, (b, s), [idf] + wfiles, cache, outdir)
-            warm = run_fusec(path, (b, s), [idf] + wfiles, cache, outdir)
+            cold = run_fusec(path, (b, s), [idf, maskf] + wfiles, cache, outdir)
+            warm = run_fusec(path, (b, s), [idf, maskf] + wfiles, cache, outdir)
             got = torch.from_numpy(np.load(os.path.join(outdir, "result_0.npy")).astype(np.float32))
             got = got.cuda().reshape(ref.shape)
             finite = bool(torch.isfinite(got).all())
@@ -194,18 +213,18 @@ def bench_model(name, build, work):
             shutil.rmtree(outdir, ignore_errors=True)
         except Exception as e:  # noqa: BLE001
             row["fusec_error"] = str(e)[-3000:]
-        x = ids.cuda()
+        x, xm = ids.cuda(), mask.cuda()
         with torch.no_grad():
-            row["eager_ms"] = time_ms(lambda: module(x))
+            row["eager_ms"] = time_ms(lambda: module(x, xm))
             for mode, key in ((None, "compile"), ("reduce-overhead", "compile_ro")):
                 try:
                     torch._dynamo.reset()
                     c = torch.compile(module, mode=mode) if mode else torch.compile(module)
                     t0 = time.time()
-                    c(x)
+                    c(x, xm)
                     torch.cuda.synchronize()
                     row[f"{key}_first_call_s"] = time.time() - t0
-                    row[f"{key}_ms"] = time_ms(lambda: c(x))
+                    row[f"{key}_ms"] = time_ms(lambda: c(x, xm))
                 except Exception as e:  # noqa: BLE001
                     row[f"{key}_error"] = str(e)[-1000:]
         best = min(v for v in (row.get("compile_ms"), row.get("compile_ro_ms")) if v)
@@ -218,8 +237,30 @@ def bench_model(name, build, work):
     return rows
 
 
+def export_tiny():
+    """EXPORT_TINY=1: the benchmark's export path (fp16, mask, weights as
+    inputs, no constant folding) on tiny configs of both models, written to
+    $OUT/tiny-<model>.onnx for debugging the import off the GPU machine."""
+    import transformers as tf
+    tiny = {
+        "gpt2": tf.GPT2LMHeadModel(tf.GPT2Config(n_embd=64, n_layer=2, n_head=4,
+                                                  vocab_size=1000, n_positions=128)),
+        "llama": tf.LlamaForCausalLM(tf.LlamaConfig(
+            hidden_size=64, intermediate_size=176, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, vocab_size=1000, max_position_embeddings=128)),
+    }
+    for name, model in tiny.items():
+        module = Logits(model.eval().half().cuda()).eval()
+        ids = torch.randint(0, 1000, (2, 8)).cuda()
+        with torch.no_grad():
+            print(name, export(module, (ids, torch.ones_like(ids)), os.path.join(OUT, f"tiny-{name}.onnx")))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    if os.environ.get("EXPORT_TINY"):
+        export_tiny()
+        return 0
     only = [s for s in os.environ.get("BENCH_ONLY", "").split(",") if s]
     work = tempfile.mkdtemp()
     import transformers

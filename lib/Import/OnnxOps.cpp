@@ -1277,7 +1277,9 @@ absl::Status importLayerNormalization(Importer &I) {
     bias = I.broadcastTo(I.constant(x.dtype, 0), normShape);
   }
   if (!isFloat(x.dtype) || scale.dtype != x.dtype || bias.dtype != x.dtype)
-    return I.unsupported("LayerNormalization needs one float type");
+    return I.unsupported(absl::StrCat("LayerNormalization needs one float type; X is ",
+                                      dtypeName(x.dtype), ", Scale ", dtypeName(scale.dtype),
+                                      ", B ", dtypeName(bias.dtype)));
   Val g = I.reshape(I.broadcastTo(scale, normShape), {inner});
   Val b = I.reshape(I.broadcastTo(bias, normShape), {inner});
   Val in = I.reshape(x, {outer, inner});

@@ -1,7 +1,8 @@
 //===- Decompose.cpp - Composite ops to fusec primitives --------*- C++ -*-===//
 //
 // Rewrites layer_norm, rms_norm, softmax, gelu and silu into primitives so that
-// fusion sees every elementwise op and reduction; and, before that, forms the
+// fusion sees every elementwise op and reduction (and folds a transpose of a
+// matmul operand's last two dims into the matmul's flag); and, before that, forms the
 // one composite that stays whole: attention written out as matmul, scale,
 // mask, softmax and matmul becomes fusec.attention. Low-precision inputs are cast
 // to f32 for the math and the result cast back, so the decomposed graph rounds
@@ -190,6 +191,95 @@ struct DecomposeSilu : OpRewritePattern<SiluOp> {
   }
 };
 
+/// A transpose of an operand's last two dims becomes the matmul's flag: the
+/// matmul then reads the operand where it lies. Exporters write x·Wᵀ (tied
+/// embeddings, nn.Linear) and q·kᵀ as a Transpose feeding a MatMul; as a
+/// copy, the transposed operand costs a movement kernel, and with an odd
+/// dim (GPT-2's vocabulary of 50257) its rows are not 16-byte aligned, so
+/// TMA cannot read it and the matmul would fall back to SIMT.
+struct AbsorbOperandTranspose : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static bool swapsLastTwo(TransposeOp t) {
+    ArrayRef<int64_t> p = t.getPermutation();
+    int64_t n = static_cast<int64_t>(p.size());
+    if (n < 2 || p[n - 2] != n - 1 || p[n - 1] != n - 2)
+      return false;
+    for (int64_t i = 0; i + 2 < n; ++i)
+      if (p[i] != i)
+        return false;
+    return true;
+  }
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    Value lhs = op.getLhs(), rhs = op.getRhs();
+    bool tl = op.getTransposeLhs(), tr = op.getTransposeRhs(), changed = false;
+    if (auto t = lhs.getDefiningOp<TransposeOp>(); t && swapsLastTwo(t)) {
+      lhs = t.getInput();
+      tl = !tl;
+      changed = true;
+    }
+    if (auto t = rhs.getDefiningOp<TransposeOp>(); t && swapsLastTwo(t)) {
+      rhs = t.getInput();
+      tr = !tr;
+      changed = true;
+    }
+    if (!changed)
+      return failure();
+    auto m = rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), lhs, rhs);
+    if (tl)
+      m.setTransposeLhs(true);
+    if (tr)
+      m.setTransposeRhs(true);
+    return success();
+  }
+};
+
+/// A scale on a matmul operand moves to its result: (x·c1)(y·c2) =
+/// (x·y)·(c1·c2) for splat constants c1, c2. Exporters scale q and kᵀ by
+/// sqrt(1/sqrt(d)) each before q·kᵀ (PyTorch's SDPA decomposition); as an
+/// operand producer the scale would make the matmul read a computed
+/// operand, which TMA cannot, and as a result scale it is one multiply in
+/// the epilogue. The matmul accumulates in f32 and the scale applies there,
+/// before the result is rounded to a narrow type, so no f16 overflow is
+/// introduced.
+struct HoistOperandScale : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  /// `v` as x·c with c a float splat constant of v's type: (x, c).
+  static std::optional<std::pair<Value, double>> scaled(Value v) {
+    auto mul = v.getDefiningOp<MulOp>();
+    if (!mul)
+      return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+      Value x = mul->getOperand(i), c = mul->getOperand(1 - i);
+      auto k = c.getDefiningOp<ConstantOp>();
+      auto splat = k ? dyn_cast<SplatElementsAttr>(k.getValue()) : nullptr;
+      if (splat && isa<FloatType>(splat.getElementType()) && x.getType() == v.getType())
+        return std::make_pair(x, splat.getSplatValue<APFloat>().convertToDouble());
+    }
+    return std::nullopt;
+  }
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (!isa<FloatType>(type.getElementType()))
+      return failure();
+    auto l = scaled(op.getLhs()), r = scaled(op.getRhs());
+    if (!l && !r)
+      return failure();
+    double scale = (l ? l->second : 1.0) * (r ? r->second : 1.0);
+    Location loc = op.getLoc();
+    auto f32 = type.clone(rewriter.getF32Type());
+    auto m = MatmulOp::create(rewriter, loc, f32, l ? l->first : op.getLhs(),
+                              r ? r->first : op.getRhs());
+    if (op.getTransposeLhs())
+      m.setTransposeLhs(true);
+    if (op.getTransposeRhs())
+      m.setTransposeRhs(true);
+    Emitter e(rewriter, loc, rewriter.getF32Type());
+    Value scaledResult = e.mul(m, e.splat(m, scale));
+    rewriter.replaceOp(op, e.out(scaledResult, type));
+    return success();
+  }
+};
+
 class DecomposePass : public fusec::impl::DecomposeBase<DecomposePass> {
 public:
   using DecomposeBase::DecomposeBase;
@@ -197,7 +287,8 @@ public:
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<DecomposeLayerNorm, DecomposeRMSNorm, DecomposeSoftmax,
-                 DecomposeGelu, DecomposeSilu>(&getContext());
+                 DecomposeGelu, DecomposeSilu, AbsorbOperandTranspose,
+                 HoistOperandScale>(&getContext());
     // Only the composites are rewritten; no folding of the rest of the graph.
     GreedyRewriteConfig config;
     config.enableFolding(false);

@@ -1,6 +1,8 @@
 // RUN: fusec-opt %s -split-input-file --fusec-decompose | FileCheck %s
 // The decomposed graphs compute what the composites did, on random inputs:
 // RUN: fusec-run --verify-pipeline=fusec-decompose --trials=3 %S/Inputs/composites.mlir | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-decompose --trials=3 --function=logits %S/Inputs/matmul-operands.mlir | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-decompose --trials=3 --function=scaled_scores %S/Inputs/matmul-operands.mlir | FileCheck %s --check-prefix=SAME
 
 // SAME-NOT: MISMATCH
 // SAME: PASS: fusec-decompose keeps the graph's meaning
@@ -118,4 +120,31 @@ func.func @silu(%x: tensor<64xf16>) -> tensor<64xf16> {
 func.func @primitives(%x: tensor<64xf32>) -> tensor<64xf32> {
   %0 = fusec.add %x, %x : tensor<64xf32>
   return %0 : tensor<64xf32>
+}
+
+// A transpose of an operand's last two dims becomes the matmul's flag (x·Wᵀ
+// with W of an odd row count stays readable by TMA); a splat scale on an
+// operand moves to the f32 result, before it is rounded.
+// CHECK-LABEL: func.func @logits
+// CHECK-NOT: fusec.transpose
+// CHECK: fusec.matmul %arg0, %arg1 {transpose_rhs}
+func.func @logits(%x: tensor<8x64xf16>, %w: tensor<101x64xf16>) -> tensor<8x101xf16> {
+  %t = fusec.transpose %w perm [1, 0] : tensor<101x64xf16> -> tensor<64x101xf16>
+  %0 = fusec.matmul %x, %t : (tensor<8x64xf16>, tensor<64x101xf16>) -> tensor<8x101xf16>
+  return %0 : tensor<8x101xf16>
+}
+
+// CHECK-LABEL: func.func @scaled_scores
+// CHECK: %[[M:.*]] = fusec.matmul %arg0, %arg1 {transpose_lhs} : (tensor<2x16x8xf16>, tensor<2x16x8xf16>) -> tensor<2x8x8xf32>
+// CHECK: %[[C:.*]] = fusec.constant dense<1.250000e-01> : tensor<2x8x8xf32>
+// CHECK: %[[S:.*]] = fusec.mul %[[M]], %[[C]] : tensor<2x8x8xf32>
+// CHECK: fusec.cast %[[S]] : tensor<2x8x8xf32> to tensor<2x8x8xf16>
+func.func @scaled_scores(%q: tensor<2x16x8xf16>, %k: tensor<2x16x8xf16>) -> tensor<2x8x8xf16> {
+  %qt = fusec.transpose %q perm [0, 2, 1] : tensor<2x16x8xf16> -> tensor<2x8x16xf16>
+  %c1 = fusec.constant dense<0.25> : tensor<2x8x16xf16>
+  %qs = fusec.mul %qt, %c1 : tensor<2x8x16xf16>
+  %c2 = fusec.constant dense<0.5> : tensor<2x16x8xf16>
+  %ks = fusec.mul %c2, %k : tensor<2x16x8xf16>
+  %0 = fusec.matmul %qs, %ks : (tensor<2x8x16xf16>, tensor<2x16x8xf16>) -> tensor<2x8x8xf16>
+  return %0 : tensor<2x8x8xf16>
 }
