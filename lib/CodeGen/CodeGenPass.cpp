@@ -21,6 +21,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -105,7 +106,40 @@ public:
       if (!kernel->hasAttr("fusec.ptx"))
         kernels.push_back(kernel);
     });
+    // Kernels that differ only in their name (a model's repeated layers)
+    // are generated once: the others take the first one's PTX and entry,
+    // so the kernel cache also compiles that PTX once.
+    llvm::StringMap<KernelOp> generated;
+    auto structuralKey = [&](KernelOp kernel) {
+      std::optional<StringRef> name = kernel.getName();
+      std::string saved = name ? name->str() : "";
+      if (name)
+        kernel.setName(StringRef("k"));
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      kernel->print(os, OpPrintingFlags().useLocalScope());
+      if (name)
+        kernel.setName(StringRef(saved));
+      return text;
+    };
+    static const char *const kGeneratedAttrs[] = {
+        "fusec.ptx",     "fusec.entry",   "fusec.grid",          "fusec.block",
+        "fusec.strategy", "fusec.shared", "fusec.tensor_maps",   "fusec.scratch"};
     for (KernelOp kernel : kernels) {
+      std::string key = emit == "llvm" ? std::string() : structuralKey(kernel);
+      if (!key.empty()) {
+        auto it = generated.find(key);
+        if (it != generated.end()) {
+          for (const char *attr : kGeneratedAttrs)
+            if (Attribute a = it->second->getAttr(attr))
+              kernel->setAttr(attr, a);
+          if (remarks)
+            emitRemark(kernel.getLoc())
+                << "same as '" << it->second->getAttrOfType<StringAttr>("fusec.entry").getValue()
+                << "': its PTX reused";
+          continue;
+        }
+      }
       // The plan: fusec-tile's, or made now by the same function.
       if (!kernel->hasAttr("fusec.launch")) {
         PlanOptions plan;
@@ -151,6 +185,8 @@ public:
       }
       kernel->setAttr("fusec.ptx", b.getStringAttr(g->ptx));
       kernel->setAttr("fusec.entry", b.getStringAttr(g->entry));
+      if (!key.empty())
+        generated[key] = kernel;
       kernel->setAttr("fusec.grid", b.getDenseI64ArrayAttr({launch.getGrid()}));
       kernel->setAttr("fusec.block", b.getDenseI64ArrayAttr({launch.getBlock()}));
       kernel->setAttr("fusec.strategy", StrategyAttr::get(&getContext(), launch.getStrategy()));
