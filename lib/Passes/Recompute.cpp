@@ -7,6 +7,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace fusec {
@@ -44,6 +45,34 @@ SmallVector<Operation *> sliceOf(KernelOp kernel, unsigned index,
   SmallVector<Operation *> ordered(slice.begin(), slice.end());
   llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return ordered;
+}
+
+/// Whether `outer` (an input of `kernel`) reaches an operand of one of its
+/// matmuls. Such a value is not recomputed there: a tensor-core matmul reads
+/// its operands from memory (TMA), so a computed operand would push it to
+/// the SIMT fallback (Llama's rotary embedding before q·kᵀ did).
+bool feedsMatmulOperand(KernelOp kernel, Value outer) {
+  Block &body = kernel.getBody().front();
+  SmallVector<Value> work;
+  body.walk([&](MatmulOp m) {
+    work.push_back(m.getLhs());
+    work.push_back(m.getRhs());
+  });
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() == &body && kernel.getInputs()[arg.getArgNumber()] == outer)
+        return true;
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    for (Value o : def->getOperands())
+      work.push_back(o);
+  }
+  return false;
 }
 
 /// The block arguments a slice reads.
@@ -185,6 +214,9 @@ public:
     }
     if (consumers.empty())
       return false;
+    for (KernelOp c : consumers)
+      if (feedsMatmulOperand(c, value))
+        return false;
     Value yielded = producer.getBody().front().getTerminator()->getOperand(index);
     if (isa<BlockArgument>(yielded))
       return false; // a pass-through: nothing to recompute

@@ -39,3 +39,18 @@ func.func @six_readers(%a: tensor<32x32x32x64xf32>, %b: tensor<32x32x32x64xf32>)
   %5 = fusec.transpose %s perm [1, 3, 0, 2] : tensor<32x32x32x64xf32> -> tensor<32x64x32x32xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<32x32x32x64xf32>, tensor<32x32x64x32xf32>, tensor<32x64x32x32xf32>, tensor<64x32x32x32xf32>, tensor<32x32x32x64xf32>, tensor<32x64x32x32xf32>
 }
+
+// A cheap producer of a matmul operand (a rotary embedding before q·kᵀ) is
+// not recomputed inside the matmul's kernel: the tensor-core matmul reads
+// its operands from memory, so it stays its own kernel and the matmul keeps
+// matmul_wgmma.
+// CHECK-LABEL: func.func @rotary_scores
+// CHECK: %[[X:.*]] = fusec.kernel "k0_mul_add"(
+// CHECK: fusec.kernel "k1_matmul"(%[[X]], %arg4)
+func.func @rotary_scores(%q: tensor<256x64xbf16>, %r: tensor<256x64xbf16>, %cos: tensor<256x64xbf16>, %sin: tensor<256x64xbf16>, %k: tensor<64x256xbf16>) -> tensor<256x256xbf16> {
+  %a = fusec.mul %q, %cos : tensor<256x64xbf16>
+  %b = fusec.mul %r, %sin : tensor<256x64xbf16>
+  %x = fusec.add %a, %b : tensor<256x64xbf16>
+  %0 = fusec.matmul %x, %k : (tensor<256x64xbf16>, tensor<64x256xbf16>) -> tensor<256x256xbf16>
+  return %0 : tensor<256x256xbf16>
+}
