@@ -9,7 +9,7 @@ FUSEC_BUILD="${FUSEC_BUILD:-$FUSEC_ROOT/build}"
 FUSEC_PACKAGES=(
   cmake ninja-build g++ python3 ccache
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  libabsl-dev libgtest-dev libzstd-dev zlib1g-dev libonnx-testdata
+  libabsl-dev libgtest-dev libzstd-dev zlib1g-dev libonnx-testdata xz-utils
 )
 
 fusec_missing_packages() {
