@@ -280,6 +280,174 @@ struct HoistOperandScale : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// reshape(transpose(reshape(x))) that only regroups dims the transpose
+/// moves whole is one transpose of x. PyTorch exports kᵀ of a
+/// [B, H, S, D] tensor as reshape to [B·H, S, D], transpose (0, 2, 1),
+/// reshape to [B, H, D, S]; as one 4-d transpose it becomes q·kᵀ's
+/// transpose flag (AbsorbOperandTranspose) instead of a producer kernel
+/// that writes kᵀ with a stride in its inner dim.
+struct MergeRegroupedTranspose : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp out, PatternRewriter &rewriter) const override {
+    auto t = out.getInput().getDefiningOp<TransposeOp>();
+    auto in = t ? t.getInput().getDefiningOp<ReshapeOp>() : nullptr;
+    if (!in)
+      return failure();
+    ArrayRef<int64_t> x = cast<RankedTensorType>(in.getInput().getType()).getShape();
+    ArrayRef<int64_t> y = cast<RankedTensorType>(in.getType()).getShape();
+    ArrayRef<int64_t> w = cast<RankedTensorType>(out.getType()).getShape();
+    // Each dim of y as a run of x's dims (a 1 of y may take none).
+    SmallVector<SmallVector<int64_t, 4>> groups;
+    size_t next = 0;
+    for (int64_t yd : y) {
+      SmallVector<int64_t, 4> g;
+      int64_t product = 1;
+      while (next < x.size() && (product < yd || (g.empty() && x[next] == yd)) &&
+             (product * x[next] <= yd)) {
+        product *= x[next];
+        g.push_back(static_cast<int64_t>(next++));
+        if (product == yd)
+          break;
+      }
+      if (product != yd)
+        return failure();
+      groups.push_back(std::move(g));
+    }
+    if (next != x.size())
+      return failure();
+    // The transposed groups, flattened, must be w's dims exactly.
+    SmallVector<int64_t> perm, dims;
+    for (int64_t p : t.getPermutation())
+      for (int64_t d : groups[p]) {
+        perm.push_back(d);
+        dims.push_back(x[d]);
+      }
+    if (!llvm::equal(dims, w) || perm.size() != x.size())
+      return failure();
+    rewriter.replaceOpWithNewOp<TransposeOp>(out, out.getType(), in.getInput(),
+                                             rewriter.getDenseI64ArrayAttr(perm));
+    return success();
+  }
+};
+
+/// A matmul whose rhs has no batch dims reads lhs's leading dims as rows:
+/// [B, S, K]·[K, N] is [B·S, K]·[K, N]. Exporters keep the activations'
+/// [batch, sequence] dims on every linear layer; as batch dims they would
+/// make each of B row blocks re-read the whole weight (at decode, S = 1:
+/// B matmuls of one row each), as rows they make one GEMM with M = B·S.
+struct CollapseMatmulRows : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+    auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
+    auto type = cast<RankedTensorType>(op.getType());
+    if (op.getTransposeLhs() || rhsType.getRank() != 2 || lhsType.getRank() < 3 ||
+        type.getRank() != lhsType.getRank() || !lhsType.hasStaticShape() ||
+        !type.hasStaticShape())
+      return failure();
+    int64_t rows = 1;
+    for (int64_t d : lhsType.getShape().drop_back())
+      rows *= d;
+    int64_t k = lhsType.getShape().back(), n = type.getShape().back();
+    Location loc = op.getLoc();
+    Value lhs = ReshapeOp::create(rewriter, loc, lhsType.clone({rows, k}), op.getLhs());
+    auto m = MatmulOp::create(rewriter, loc, type.clone({rows, n}), lhs, op.getRhs());
+    if (op.getTransposeRhs())
+      m.setTransposeRhs(true);
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, m.getResult());
+    return success();
+  }
+};
+
+/// An elementwise op that reads a reshape which only splits leading dims
+/// (its last dim kept) runs on the reshape's input shape, and the reshape
+/// moves to its result: f(reshape(x), y) = reshape(f(x, reshape(y))). A
+/// matmul's result is [rows, N] while the graph around it is [B, S, N]
+/// (PyTorch's Conv1D and CollapseMatmulRows both reshape around it), so its
+/// bias, activation and residual add see the matmul's own shape and join
+/// its epilogue. Only towards fewer dims, so that it ends.
+struct SinkReshape : RewritePattern {
+  SinkReshape(MLIRContext *context) : RewritePattern(MatchAnyOpTypeTag(), 1, context) {}
+  static bool elementwise(Operation *op) {
+    return isa<CastOp, CompareOp, SelectOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp,
+               AndOp, OrOp, NotOp, NegOp, AbsOp, SignOp, FloorOp, CeilOp, ExpOp, Exp2Op, LogOp,
+               TanhOp, ErfOp, SigmoidOp, RsqrtOp, SqrtOp, SinOp, CosOp>(op);
+  }
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {
+    if (!elementwise(op) || op->getNumResults() != 1)
+      return failure();
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || !type.hasStaticShape() || type.getRank() < 2)
+      return failure();
+    // The shape to run on: the input of a reshape operand with fewer dims
+    // and the same last dim.
+    std::optional<SmallVector<int64_t>> to;
+    for (Value v : op->getOperands())
+      if (auto r = v.getDefiningOp<ReshapeOp>()) {
+        auto src = cast<RankedTensorType>(r.getInput().getType());
+        if (src.hasStaticShape() && src.getRank() >= 1 && src.getRank() < type.getRank() &&
+            src.getShape().back() == type.getShape().back()) {
+          to = SmallVector<int64_t>(src.getShape());
+          break;
+        }
+      }
+    if (!to)
+      return failure();
+    int64_t rank = static_cast<int64_t>(to->size());
+    // Each operand in the new shape: the reshape's input, a splat, a bias
+    // broadcast, or a reshape (a view) of a value a kernel stores.
+    enum class From { Source, Splat, Bias, View };
+    SmallVector<From> from;
+    for (Value v : op->getOperands()) {
+      if (auto r = v.getDefiningOp<ReshapeOp>();
+          r && cast<RankedTensorType>(r.getInput().getType()).getShape() == ArrayRef(*to)) {
+        from.push_back(From::Source);
+      } else if (auto c = v.getDefiningOp<ConstantOp>();
+                 c && isa<SplatElementsAttr>(c.getValue())) {
+        from.push_back(From::Splat);
+      } else if (auto b = v.getDefiningOp<BroadcastOp>()) {
+        auto in = cast<RankedTensorType>(b.getInput().getType());
+        if (in.getRank() != 1 || b.getDims().size() != 1 || b.getDims()[0] != type.getRank() - 1)
+          return failure();
+        from.push_back(From::Bias);
+      } else if (v.getDefiningOp<TransposeOp>() || v.getDefiningOp<SliceOp>() ||
+                 v.getDefiningOp<ConcatOp>()) {
+        return failure(); // a reshape of it would be a movement kernel
+      } else {
+        from.push_back(From::View);
+      }
+    }
+    Location loc = op->getLoc();
+    SmallVector<Value> operands;
+    for (auto [v, f] : llvm::zip(op->getOperands(), from)) {
+      auto newType = cast<RankedTensorType>(v.getType()).clone(*to);
+      switch (f) {
+      case From::Source:
+        operands.push_back(v.getDefiningOp<ReshapeOp>().getInput());
+        break;
+      case From::Splat: {
+        auto splat = cast<SplatElementsAttr>(v.getDefiningOp<ConstantOp>().getValue());
+        operands.push_back(ConstantOp::create(rewriter, loc, newType, splat.resizeSplat(newType)));
+        break;
+      }
+      case From::Bias:
+        operands.push_back(BroadcastOp::create(rewriter, loc, newType,
+                                               v.getDefiningOp<BroadcastOp>().getInput(),
+                                               rewriter.getDenseI64ArrayAttr({rank - 1})));
+        break;
+      case From::View:
+        operands.push_back(ReshapeOp::create(rewriter, loc, newType, v));
+        break;
+      }
+    }
+    Operation *moved = rewriter.clone(*op);
+    moved->setOperands(operands);
+    moved->getResult(0).setType(type.clone(*to));
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, moved->getResult(0));
+    return success();
+  }
+};
+
 class DecomposePass : public fusec::impl::DecomposeBase<DecomposePass> {
 public:
   using DecomposeBase::DecomposeBase;
@@ -288,7 +456,9 @@ public:
     RewritePatternSet patterns(&getContext());
     patterns.add<DecomposeLayerNorm, DecomposeRMSNorm, DecomposeSoftmax,
                  DecomposeGelu, DecomposeSilu, AbsorbOperandTranspose,
-                 HoistOperandScale>(&getContext());
+                 HoistOperandScale, MergeRegroupedTranspose, CollapseMatmulRows,
+                 SinkReshape>(
+        &getContext());
     // Only the composites are rewritten; no folding of the rest of the graph.
     GreedyRewriteConfig config;
     config.enableFolding(false);

@@ -3,9 +3,24 @@
 // RUN: fusec-run --verify-pipeline=fusec-decompose --trials=3 %S/Inputs/composites.mlir | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-decompose --trials=3 --function=logits %S/Inputs/matmul-operands.mlir | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-decompose --trials=3 --function=scaled_scores %S/Inputs/matmul-operands.mlir | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-decompose --trials=3 --function=regrouped_kt %S/Inputs/matmul-operands.mlir | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --trials=3 --function=linear_rows %S/Inputs/matmul-operands.mlir | FileCheck %s --check-prefix=SAME-PIPE
+// The linear layer, its bias, GELU and residual are one kernel:
+// RUN: fusec-opt --fusec-pipeline %S/Inputs/matmul-operands.mlir | FileCheck %s --check-prefix=FUSED
 
 // SAME-NOT: MISMATCH
 // SAME: PASS: fusec-decompose keeps the graph's meaning
+// SAME-PIPE-NOT: MISMATCH
+// SAME-PIPE: PASS: fusec-pipeline keeps the graph's meaning
+
+// FUSED-LABEL: func.func @linear_rows
+// FUSED: %[[X:.*]] = fusec.reshape %arg0 : tensor<2x5x16xf16> -> tensor<10x16xf16>
+// FUSED: %[[R:.*]] = fusec.reshape %arg3 : tensor<2x5x24xf16> -> tensor<10x24xf16>
+// FUSED: %[[K:.*]] = fusec.kernel "{{.*}}"(%[[X]], %arg1, %arg2, %[[R]]) {{.*}}matmul_wgmma
+// FUSED: fusec.tanh
+// FUSED: fusec.yield
+// FUSED-NOT: fusec.kernel
+// FUSED: fusec.reshape %[[K]] : tensor<10x24xf16> -> tensor<2x5x24xf16>
 
 // CHECK-LABEL: func.func @layer_norm
 // CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[G:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>)
@@ -147,4 +162,48 @@ func.func @scaled_scores(%q: tensor<2x16x8xf16>, %k: tensor<2x16x8xf16>) -> tens
   %ks = fusec.mul %c2, %k : tensor<2x16x8xf16>
   %0 = fusec.matmul %qs, %ks : (tensor<2x8x16xf16>, tensor<2x16x8xf16>) -> tensor<2x8x8xf16>
   return %0 : tensor<2x8x8xf16>
+}
+
+// kᵀ exported through a merged batch dim is one transpose, then the flag.
+// CHECK-LABEL: func.func @regrouped_kt
+// CHECK-NOT: fusec.reshape
+// CHECK: fusec.matmul %arg0, %arg1 {transpose_rhs} : (tensor<2x3x8x16xf16>, tensor<2x3x8x16xf16>) -> tensor<2x3x8x8xf16>
+func.func @regrouped_kt(%q: tensor<2x3x8x16xf16>, %k: tensor<2x3x8x16xf16>) -> tensor<2x3x8x8xf16> {
+  %0 = fusec.reshape %k : tensor<2x3x8x16xf16> -> tensor<6x8x16xf16>
+  %1 = fusec.transpose %0 perm [0, 2, 1] : tensor<6x8x16xf16> -> tensor<6x16x8xf16>
+  %2 = fusec.reshape %1 : tensor<6x16x8xf16> -> tensor<2x3x16x8xf16>
+  %3 = fusec.matmul %q, %2 : (tensor<2x3x8x16xf16>, tensor<2x3x16x8xf16>) -> tensor<2x3x8x8xf16>
+  return %3 : tensor<2x3x8x8xf16>
+}
+
+// A regrouping that a transpose splits across groups stays as it is.
+// CHECK-LABEL: func.func @not_regrouped
+// CHECK: fusec.transpose %{{.*}} perm [1, 0]
+func.func @not_regrouped(%x: tensor<4x6xf32>) -> tensor<2x3x4xf32> {
+  %0 = fusec.reshape %x : tensor<4x6xf32> -> tensor<24xf32>
+  %1 = fusec.reshape %0 : tensor<24xf32> -> tensor<6x4xf32>
+  %2 = fusec.transpose %1 perm [1, 0] : tensor<6x4xf32> -> tensor<4x6xf32>
+  %3 = fusec.reshape %2 : tensor<4x6xf32> -> tensor<2x3x4xf32>
+  return %3 : tensor<2x3x4xf32>
+}
+
+// The activations' leading dims become matmul rows; bias, GELU and the
+// residual run on the rows, and one reshape restores the result's shape.
+// CHECK-LABEL: func.func @linear_rows
+// CHECK: %[[X:.*]] = fusec.reshape %arg0 : tensor<2x5x16xf16> -> tensor<10x16xf16>
+// CHECK: %[[M:.*]] = fusec.matmul %[[X]], %arg1 : (tensor<10x16xf16>, tensor<16x24xf16>) -> tensor<10x24xf16>
+// CHECK: fusec.broadcast %arg2 dims [1] : tensor<24xf16> -> tensor<10x24xf16>
+// CHECK: fusec.tanh %{{.*}} : tensor<10x24xf32>
+// CHECK: fusec.reshape %arg3 : tensor<2x5x24xf16> -> tensor<10x24xf16>
+// CHECK: %[[S:.*]] = fusec.add %{{.*}}, %{{.*}} : tensor<10x24xf16>
+// CHECK: %[[O:.*]] = fusec.reshape %[[S]] : tensor<10x24xf16> -> tensor<2x5x24xf16>
+// CHECK: return %[[O]]
+func.func @linear_rows(%x: tensor<2x5x16xf16>, %w: tensor<16x24xf16>, %b: tensor<24xf16>,
+                       %r: tensor<2x5x24xf16>) -> tensor<2x5x24xf16> {
+  %0 = fusec.matmul %x, %w : (tensor<2x5x16xf16>, tensor<16x24xf16>) -> tensor<2x5x24xf16>
+  %1 = fusec.broadcast %b dims [2] : tensor<24xf16> -> tensor<2x5x24xf16>
+  %2 = fusec.add %0, %1 : tensor<2x5x24xf16>
+  %3 = fusec.gelu %2 {tanh} : tensor<2x5x24xf16>
+  %4 = fusec.add %3, %r : tensor<2x5x24xf16>
+  return %4 : tensor<2x5x24xf16>
 }
