@@ -13,9 +13,27 @@ using namespace mlir;
 
 namespace fusec::codegen {
 
+/// Whether index arithmetic over `extent` elements fits in 32 bits: the
+/// divisions by constants are then a 32-bit multiply-high and a shift (a
+/// 64-bit one is several multiplies in PTX).
+static bool fits32(int64_t extent) { return extent < (int64_t(1) << 31); }
+
 SmallVector<Value> coordinates(Emitter &e, Value flat, ArrayRef<int64_t> shape) {
   auto strides = stridesOf(shape);
+  int64_t extent = 1;
+  for (int64_t d : shape)
+    extent *= d;
   SmallVector<Value> c;
+  if (fits32(extent) && !shape.empty()) {
+    Value f = e.trunc(e.i32, flat);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      Value q = strides[d] == 1 ? f : e.udiv(f, e.i32c(static_cast<int32_t>(strides[d])));
+      if (d > 0)
+        q = e.urem(q, e.i32c(static_cast<int32_t>(shape[d])));
+      c.push_back(e.zext(e.i64, q));
+    }
+    return c;
+  }
   for (size_t d = 0; d < shape.size(); ++d) {
     Value q = e.udiv(flat, e.i64c(strides[d]));
     if (d > 0)
@@ -23,6 +41,64 @@ SmallVector<Value> coordinates(Emitter &e, Value flat, ArrayRef<int64_t> shape) 
     c.push_back(q);
   }
   return c;
+}
+
+/// The coordinates in `out` of the element at `c` in `in` (a reshape):
+/// dim by dim where the reshape only splits or merges runs of dims, so a
+/// coordinate the reshape leaves whole costs nothing and a split costs a
+/// division of that coordinate alone (not of the flat index).
+static SmallVector<Value> reshapeCoordinates(Emitter &e, ArrayRef<Value> c, ArrayRef<int64_t> in,
+                                             ArrayRef<int64_t> out) {
+  SmallVector<Value> result(out.size(), Value());
+  size_t i = 0, j = 0;
+  while (i < in.size() || j < out.size()) {
+    // Dims of extent 1: an input's coordinate is 0, an output's is 0.
+    if (i < in.size() && in[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (j < out.size() && out[j] == 1) {
+      result[j++] = e.i64c(0);
+      continue;
+    }
+    if (i >= in.size() || j >= out.size())
+      return {}; // extents do not match: the caller falls back
+    // The shortest runs in[i0, i) and out[j0, j) of equal products.
+    size_t i0 = i, j0 = j;
+    int64_t pin = in[i++], pout = out[j++];
+    while (pin != pout) {
+      if (pin < pout) {
+        if (i >= in.size())
+          return {};
+        pin *= in[i++];
+      } else {
+        if (j >= out.size())
+          return {};
+        pout *= out[j++];
+      }
+    }
+    SmallVector<int64_t> inRun, outRun;
+    SmallVector<Value> coords;
+    for (size_t d = i0; d < i; ++d)
+      if (in[d] != 1) {
+        inRun.push_back(in[d]);
+        coords.push_back(c[d]);
+      }
+    for (size_t d = j0; d < j; ++d)
+      outRun.push_back(out[d]);
+    if (inRun.size() == 1 && outRun.size() == 1) {
+      result[j0] = coords[0];
+      continue;
+    }
+    Value flat = inRun.size() == 1 ? coords[0] : linearize(e, coords, inRun);
+    auto split = coordinates(e, flat, outRun);
+    for (size_t d = j0; d < j; ++d)
+      result[d] = split[d - j0];
+  }
+  for (Value &v : result)
+    if (!v)
+      v = e.i64c(0);
+  return result;
 }
 
 Value linearize(Emitter &e, ArrayRef<Value> coords, ArrayRef<int64_t> shape) {
@@ -131,7 +207,8 @@ std::pair<Value, Value> storeIndex(Emitter &e, const StoreMap &map, ArrayRef<Val
         inside = inside ? e.band(inside, ok) : ok;
       }
     } else if (isa<ReshapeOp>(op)) {
-      c = coordinates(e, linearize(e, c, in), out);
+      auto mapped = reshapeCoordinates(e, c, in, out);
+      c = mapped.empty() && !out.empty() ? coordinates(e, linearize(e, c, in), out) : mapped;
     } else if (auto t = dyn_cast<TransposeOp>(op)) {
       SmallVector<Value> next;
       for (int64_t p : t.getPermutation())
