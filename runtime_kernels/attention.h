@@ -2,7 +2,8 @@
 //
 // The host interface of runtime_kernels/attention_sm90.cu. Q [B, Hq, Sq, D],
 // K and V [B, Hkv, Skv, D], O like Q (bf16 or f16, contiguous, 16-byte
-// aligned), LSE [B, Hq, Sq] f32 (natural log; may be null).
+// aligned), LSE [B, Hq, Sq] f32 (natural log; may be null), and an optional
+// key padding mask [B, Skv] of bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,10 @@ struct Problem {
   bool causal;
   int dtype; ///< Dtype
   int flags; ///< Flags
+  /// [batch, skv] bytes, nonzero where a key is visible (a padding mask,
+  /// on top of `causal`); null: every key is. A query row that sees no key
+  /// gets zeros (and an LSE of -inf).
+  const void *keyMask = nullptr;
 };
 
 /// 0, or 1 with lastErrorMessage() saying what is wrong with the problem.
@@ -48,6 +53,11 @@ extern "C" {
 int fusec_attention_forward(const void *q, const void *k, const void *v, void *o, float *lse,
                             int batch, int heads, int kvHeads, int sq, int skv, int headDim,
                             float scale, int causal, int dtype, int flags, void *stream);
+/// fusec_attention_forward with a key padding mask (Problem::keyMask).
+int fusec_attention_forward_masked(const void *q, const void *k, const void *v, void *o,
+                                   float *lse, int batch, int heads, int kvHeads, int sq, int skv,
+                                   int headDim, float scale, int causal, int dtype, int flags,
+                                   const void *keyMask, void *stream);
 const char *fusec_attention_last_error();
 }
 

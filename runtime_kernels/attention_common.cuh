@@ -27,6 +27,9 @@ struct KernelParams {
   float scaleLog2; // softmax scale * log2(e)
   int causal;
   int offset; // Skv - Sq: row i sees columns j <= i + offset
+  /// [B, Skv] bytes, nonzero where a key is visible (a padding mask); null:
+  /// every key is.
+  const uint8_t *keyMask;
 };
 
 /// A CTA's tile: `blockM` query rows of one head, the longest (causal)
@@ -50,9 +53,15 @@ __device__ __forceinline__ TileSchedule scheduleTile(const KernelParams &p, int 
   return s;
 }
 
-/// Whether key column `col` is hidden from query row `row`.
+/// Whether key column `col` is hidden from query row `row` by the causal
+/// mask or the key length (the key mask is each kernel's own: hiddenKey).
 __device__ __forceinline__ bool masked(const KernelParams &p, int row, int col) {
   return col >= p.skv || (p.causal && col > row + p.offset);
+}
+
+/// Whether the key mask hides key column `col` (< Skv) of batch `b`.
+__device__ __forceinline__ bool hiddenKey(const KernelParams &p, int b, int col) {
+  return p.keyMask && !__ldg(p.keyMask + static_cast<size_t>(b) * p.skv + col);
 }
 
 /// FlashAttention-4's conditional rescaling: the reference max of a row

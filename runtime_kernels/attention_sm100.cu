@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       float blockMax = kNegInf;
       #pragma unroll
       for (int j = 0; j < BN; ++j) {
-        if (masked(p, row, n0 + j))
+        if (masked(p, row, n0 + j) || hiddenKey(p, tile.bh / p.hq, n0 + j))
           sv[j] = kNegInf;
         blockMax = fmaxf(blockMax, sv[j]);
       }

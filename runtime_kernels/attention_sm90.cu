@@ -92,6 +92,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int t = threadIdx.x % 128;
   const TileSchedule tile = scheduleTile(p, kBlockM, BN);
   const int bh = tile.bh, bhKv = tile.bhKv, m0 = tile.m0, nBlocks = tile.nBlocks;
+  const int batchIndex = bh / p.hq;
 
   if (threadIdx.x == 0) {
     mbarrierInit(barQ, 1);
@@ -202,9 +203,23 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int x = 0; x < BN / 2; ++x)
       sacc[x] = acc[x];
-    const bool needMask =
-        n0 + BN > p.skv || (p.causal && n0 + BN - 1 > m0 + cw * 64 + p.offset);
+    const bool needMask = p.keyMask || n0 + BN > p.skv ||
+                          (p.causal && n0 + BN - 1 > m0 + cw * 64 + p.offset);
     if (needMask) {
+      // The key mask as one bit per column this thread holds (bit 2 j + e),
+      // read before the loop so that it costs one register.
+      uint32_t hidden = 0;
+      if (p.keyMask) {
+        const uint8_t *keys = p.keyMask + static_cast<size_t>(batchIndex) * p.skv;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            int col = n0 + 8 * j + 2 * (lane % 4) + e;
+            if (col < p.skv && !__ldg(keys + col))
+              hidden |= 1u << (2 * j + e);
+          }
+      }
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
@@ -213,7 +228,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int e = 0; e < 2; ++e) {
             int col = n0 + 8 * j + 2 * (lane % 4) + e;
             int row = rowBase + 8 * i;
-            if (masked(p, row, col))
+            if (masked(p, row, col) || ((hidden >> (2 * j + e)) & 1u))
               sacc[4 * j + 2 * i + e] = kNegInf;
           }
     }
@@ -511,6 +526,7 @@ int launch(const Problem &pr, cudaStream_t stream) {
   kp.scaleLog2 = pr.scale * 1.4426950408889634f;
   kp.causal = pr.causal;
   kp.offset = pr.skv - pr.sq;
+  kp.keyMask = static_cast<const uint8_t *>(pr.keyMask);
   dim3 grid(kp.mBlocks, pr.batch * pr.heads);
   kernel<<<grid, kThreads, C::kSmemBytes, stream>>>(tmQ, tmK, tmV, kp);
   cudaError_t e = cudaGetLastError();
@@ -583,6 +599,16 @@ extern "C" int fusec_attention_forward(const void *q, const void *k, const void 
                                        int flags, void *stream) {
   fusec::attention::Problem pr{q,     k,   v,       o,    lse,   batch, heads, kvHeads,
                                sq,    skv, headDim, scale, causal != 0, dtype, flags};
+  return fusec::attention::forward(pr, static_cast<cudaStream_t>(stream));
+}
+
+extern "C" int fusec_attention_forward_masked(const void *q, const void *k, const void *v, void *o,
+                                              float *lse, int batch, int heads, int kvHeads,
+                                              int sq, int skv, int headDim, float scale,
+                                              int causal, int dtype, int flags,
+                                              const void *keyMask, void *stream) {
+  fusec::attention::Problem pr{q,     k,   v,       o,    lse,   batch, heads, kvHeads,
+                               sq,    skv, headDim, scale, causal != 0, dtype, flags, keyMask};
   return fusec::attention::forward(pr, static_cast<cudaStream_t>(stream));
 }
 

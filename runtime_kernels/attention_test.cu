@@ -30,6 +30,7 @@ struct Case {
   int batch, heads, kvHeads, sq, skv, d;
   bool causal;
   int dtype, flags;
+  bool keyMask = false; // a random key padding mask (batch 0's first keys hidden)
 };
 
 uint64_t rngState = 0x9E3779B97F4A7C15ull;
@@ -79,6 +80,17 @@ bool run(const Case &c) {
   for (auto &x : k) x = toBits(2.0f * uniform(), c.dtype);
   for (auto &x : v) x = toBits(uniform(), c.dtype);
   std::vector<float> lse(static_cast<size_t>(c.batch) * c.heads * c.sq);
+  // About one key in four hidden, and batch 0's first 3 keys: with causal,
+  // its first rows see nothing.
+  std::vector<uint8_t> mask(static_cast<size_t>(c.batch) * c.skv, 1);
+  if (c.keyMask)
+    for (size_t i = 0; i < mask.size(); ++i)
+      mask[i] = (i < 3 || uniform() < -0.5f) ? 0 : 1;
+  void *dmask = nullptr;
+  if (c.keyMask) {
+    CHECK_CUDA(cudaMalloc(&dmask, mask.size()));
+    CHECK_CUDA(cudaMemcpy(dmask, mask.data(), mask.size(), cudaMemcpyHostToDevice));
+  }
   void *dq, *dk, *dv, *dout;
   float *dlse;
   CHECK_CUDA(cudaMalloc(&dq, nq * 2));
@@ -92,7 +104,7 @@ bool run(const Case &c) {
   CHECK_CUDA(cudaMemset(dout, 0xFF, nq * 2)); // NaN: every element must be written
   float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
   Problem p{dq, dk, dv, dout, dlse, c.batch, c.heads, c.kvHeads, c.sq, c.skv, c.d,
-            scale, c.causal, c.dtype, c.flags};
+            scale, c.causal, c.dtype, c.flags, dmask};
   if (fusec::attention::forward(p, nullptr) != 0) {
     std::printf("FAIL: forward: %s\n", fusec::attention::lastErrorMessage());
     return false;
@@ -121,8 +133,14 @@ bool run(const Case &c) {
       const uint16_t *oh = &o[(static_cast<size_t>(b) * c.heads + h) * c.sq * c.d];
       for (int i = 0; i < c.sq; ++i) {
         int last = c.causal ? std::min(c.skv - 1, i + offset) : c.skv - 1;
+        auto hidden = [&](int j) { return mask[static_cast<size_t>(b) * c.skv + j] == 0; };
         double m = -INFINITY;
+        bool any = false;
         for (int j = 0; j <= last; ++j) {
+          s[j] = -INFINITY;
+          if (hidden(j))
+            continue;
+          any = true;
           double acc = 0;
           for (int e = 0; e < c.d; ++e)
             acc += static_cast<double>(fromBits(qh[i * c.d + e], c.dtype)) *
@@ -132,18 +150,19 @@ bool run(const Case &c) {
         }
         double l = 0;
         for (int j = 0; j <= last; ++j) {
-          s[j] = std::exp(s[j] - m);
+          s[j] = hidden(j) ? 0.0 : std::exp(s[j] - m);
           l += s[j];
         }
         for (int e = 0; e < c.d; ++e) {
           double ref = 0;
           for (int j = 0; j <= last; ++j)
-            ref += s[j] / l * fromBits(vh[j * c.d + e], c.dtype);
+            if (s[j] != 0.0)
+              ref += s[j] / l * fromBits(vh[j * c.d + e], c.dtype);
           double got = fromBits(oh[i * c.d + e], c.dtype);
           double err = std::isnan(got) ? INFINITY : std::fabs(got - ref);
           maxErr = std::max(maxErr, err);
         }
-        double refLse = last >= 0 ? m + std::log(l) : -INFINITY;
+        double refLse = any ? m + std::log(l) : -INFINITY;
         double gotLse = lse[(static_cast<size_t>(b) * c.heads + h) * c.sq + i];
         double lerr = (std::isinf(refLse) && refLse == gotLse) ? 0 : std::fabs(gotLse - refLse);
         if (std::isnan(lerr))
@@ -152,11 +171,11 @@ bool run(const Case &c) {
       }
     }
   bool ok = maxErr <= tol && maxLseErr <= 1e-3;
-  std::printf("%s B=%d H=%d/%d Sq=%d Skv=%d D=%d %s %s flags=%d: max |O - ref| %.2e (tol %.1e), "
+  std::printf("%s B=%d H=%d/%d Sq=%d Skv=%d D=%d %s%s %s flags=%d: max |O - ref| %.2e (tol %.1e), "
               "max |lse - ref| %.2e\n",
               ok ? "PASS" : "FAIL", c.batch, c.heads, c.kvHeads, c.sq, c.skv, c.d,
-              c.causal ? "causal" : "full", c.dtype ? "f16" : "bf16", c.flags, maxErr, tol,
-              maxLseErr);
+              c.causal ? "causal" : "full", c.keyMask ? "+keymask" : "", c.dtype ? "f16" : "bf16",
+              c.flags, maxErr, tol, maxLseErr);
   return ok;
 }
 
@@ -189,7 +208,8 @@ int main(int argc, char **argv) {
     cases = {{1, 2, 1, 200, 333, 64, true, kBf16, kAllFlags},
              {1, 1, 1, 129, 129, 128, false, kBf16, 0},
              {1, 1, 1, 300, 250, 128, true, kBf16, kPingPong},
-             {1, 1, 1, 100, 70, 256, true, kF16, kAllFlags}};
+             {1, 1, 1, 100, 70, 256, true, kF16, kAllFlags},
+             {2, 4, 2, 150, 150, 128, true, kF16, kPingPong | kPipeline, true}};
   } else {
     for (int d : {64, 128, 256})
       for (bool causal : {false, true})
@@ -204,6 +224,12 @@ int main(int argc, char **argv) {
       cases.push_back({1, 3, 1, 300, 50, d, true, kBf16, kAllFlags});    // rows that see nothing
       cases.push_back({1, 2, 1, 1, 1000, d, true, kF16, kAllFlags});     // decode-like
       cases.push_back({1, 2, 2, 1000, 1000, d, false, kBf16, kAllFlags});
+      // A key padding mask (transformers' attention_mask), with and without
+      // causal, every flag set the runtime uses.
+      for (int flags : {0, int(kPingPong | kPipeline), int(kAllFlags)}) {
+        cases.push_back({2, 4, 2, 300, 300, d, true, kF16, flags, true});
+        cases.push_back({3, 2, 1, 129, 257, d, false, kBf16, flags, true});
+      }
     }
   }
   int failed = 0;

@@ -1079,6 +1079,14 @@ LogicalResult AttentionOp::verify() {
       getScale().convertToDouble() == 0.0)
     return emitOpError() << "'scale' is " << getScale().convertToDouble()
                          << ", expected a finite non-zero value";
+  if (Value mask = getKeyMask()) {
+    auto m = cast<RankedTensorType>(mask.getType());
+    if (!m.getElementType().isSignlessInteger(1) || m.getRank() != 2 ||
+        m.getDimSize(0) != q.getDimSize(0) || m.getDimSize(1) != k.getDimSize(2))
+      return emitOpError() << "operand #3 ('mask') has type " << m << ", expected tensor<"
+                           << q.getDimSize(0) << "x" << k.getDimSize(2)
+                           << "xi1> ([batch, key sequence length])";
+  }
   if (failed(checkFloat(*this, getType(), 0, "result")))
     return failure();
   return checkResultShape(*this, {q.getDimSize(0), hq, q.getDimSize(2),

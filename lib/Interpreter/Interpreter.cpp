@@ -641,7 +641,9 @@ absl::Status Interpreter::execAttention(AttentionOp op) {
   int64_t group = hq / hkv;
   double scale = op.getScale().convertToDouble();
   bool causal = op.getCausal();
+  const HostTensor *mask = op.getKeyMask() ? &get(op.getKeyMask()) : nullptr;
   std::vector<double> scores(static_cast<size_t>(skv));
+  std::vector<int64_t> seen;
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < hq; ++h) {
       int64_t kvh = h / group;
@@ -650,9 +652,15 @@ absl::Status Interpreter::execAttention(AttentionOp op) {
       for (int64_t i = 0; i < sq; ++i) {
         const double *pq = q.data.data() + ((b * hq + h) * sq + i) * d;
         double *po = out->data.data() + ((b * hq + h) * sq + i) * dv;
-        int64_t visible = causal ? std::clamp<int64_t>(i + skv - sq + 1, 0, skv) : skv;
+        // The keys row i sees: up to the causal diagonal, where the mask
+        // (if any) is true.
+        int64_t last = causal ? std::clamp<int64_t>(i + skv - sq + 1, 0, skv) : skv;
+        seen.clear();
+        for (int64_t j = 0; j < last; ++j)
+          if (!mask || mask->data[b * skv + j] != 0)
+            seen.push_back(j);
         double mx = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j : seen) {
           double s = 0;
           for (int64_t l = 0; l < d; ++l)
             s += pq[l] * pk[j * d + l];
@@ -660,14 +668,15 @@ absl::Status Interpreter::execAttention(AttentionOp op) {
           mx = std::max(mx, scores[j]);
         }
         double sum = 0;
-        for (int64_t j = 0; j < visible; ++j)
+        for (int64_t j : seen)
           sum += (scores[j] = std::exp(scores[j] - mx));
         for (int64_t c = 0; c < dv; ++c) {
           double acc = 0;
-          for (int64_t j = 0; j < visible; ++j)
+          for (int64_t j : seen)
             acc += scores[j] * pv[j * dv + c];
-          // A row that sees no key (causal, more queries than keys) is zero.
-          po[c] = visible ? acc / sum : 0.0;
+          // A row that sees no key (causal with more queries than keys, or
+          // every key masked) is zero.
+          po[c] = seen.empty() ? 0.0 : acc / sum;
         }
       }
     }

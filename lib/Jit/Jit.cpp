@@ -242,7 +242,9 @@ struct Executable::Impl {
         a.q = pointers[s.slots[0]];
         a.k = pointers[s.slots[1]];
         a.v = pointers[s.slots[2]];
-        a.o = pointers[s.slots[3]];
+        // Operands (q, k, v, and the key mask if there is one), then O.
+        a.keyMask = s.slots.size() == 5 ? pointers[s.slots[3]] : 0;
+        a.o = pointers[s.slots.back()];
         if (auto st = rt::attentionForward(a, stream); !st.ok())
           return st;
       } else {

@@ -550,34 +550,127 @@ private:
     if (pv.getTransposeLhs() || pv.getTransposeRhs() || !rank4(pv.getLhs()) ||
         !rank4(pv.getRhs()))
       return failure();
-    auto softmax = pv.getLhs().getDefiningOp<SoftmaxOp>();
-    if (!softmax || softmax.getDim() != 3 || !softmax->hasOneUse())
+    SmallVector<Operation *> chain;
+    Value p = pv.getLhs();
+    // PyTorch's guard on rows that see no key: select(p != p, 0, p). The
+    // intrinsic writes zeros for such rows, as the guard does.
+    if (auto sel = p.getDefiningOp<SelectOp>(); sel && p.hasOneUse()) {
+      auto cmp = sel.getCondition().getDefiningOp<CompareOp>();
+      auto zero = splatValue(sel.getOnTrue());
+      if (cmp && cmp.getPredicate() == ComparePredicate::ne && cmp.getLhs() == cmp.getRhs() &&
+          cmp.getLhs() == sel.getOnFalse() && zero && *zero == 0.0 &&
+          sel.getCondition().hasOneUse()) {
+        chain.append({sel, cmp});
+        p = sel.getOnFalse();
+      }
+    }
+    auto softmax = p.getDefiningOp<SoftmaxOp>();
+    if (!softmax || softmax.getDim() != 3 ||
+        !llvm::all_of(softmax->getUsers(),
+                      [&](Operation *u) { return u == pv || llvm::is_contained(chain, u); }))
       return failure();
-    SmallVector<Operation *> chain = {softmax};
+    chain.push_back(softmax);
     Value s = softmax.getInput();
     auto single = [](Value v) { return v.hasOneUse(); };
     auto scoresType = cast<RankedTensorType>(s.getType());
+    int64_t batch = scoresType.getDimSize(0);
     int64_t sq = scoresType.getDimSize(2), skv = scoresType.getDimSize(3);
     bool causal = false;
+    Value keyPad; // [B, Skv] i1, or null
+    SmallVector<Operation *> created; // erased if the match fails
+    auto fail = [&] {
+      for (Operation *op : llvm::reverse(created))
+        op->erase();
+      return failure();
+    };
     // Mask: s + M, or select(C, s, -inf).
     auto isMasked = [](const APFloat &x) {
       return x.isNegative() && (x.isInfinity() || x.convertToDouble() <= -1e4);
     };
     auto isZero = [](const APFloat &x) { return x.isZero(); };
+    auto keptBool = [](bool keep, const APInt &x) { return keep == x.getBoolValue(); };
+    // A key padding mask: an i1 value of [B, 1.., Skv] (broadcast over the
+    // query rows), as [B, Skv].
+    auto keyPadding = [&](Value c) -> Value {
+      if (auto b = c.getDefiningOp<BroadcastOp>())
+        if (llvm::equal(b.getDims(), llvm::seq<int64_t>(0, cast<RankedTensorType>(
+                                                               b.getInput().getType())
+                                                               .getRank())))
+          c = b.getInput();
+      auto t = cast<RankedTensorType>(c.getType());
+      if (!t.getElementType().isSignlessInteger(1) || t.getRank() < 2 || !t.hasStaticShape() ||
+          t.getDimSize(0) != batch || t.getShape().back() != skv)
+        return Value();
+      for (int64_t d = 1; d + 1 < t.getRank(); ++d)
+        if (t.getDimSize(d) != 1)
+          return Value();
+      if (t.getRank() == 2)
+        return c;
+      OpBuilder b(pv);
+      auto r = ReshapeOp::create(b, pv.getLoc(), t.clone({batch, skv}), c);
+      created.push_back(r);
+      return r;
+    };
+    // select(C, 0, fill) with C causal, a key padding mask, or both (and).
+    auto selectMask = [&](Value m) {
+      if (auto b = m.getDefiningOp<BroadcastOp>())
+        m = b.getInput();
+      auto sel = m.getDefiningOp<SelectOp>();
+      if (!sel)
+        return false;
+      auto zero = splatValue(sel.getOnTrue()), fill = splatValue(sel.getOnFalse());
+      if (!zero || *zero != 0.0 || !fill || !(std::isinf(*fill) ? *fill < 0 : *fill <= -1e4))
+        return false;
+      Value c = sel.getCondition();
+      if (isCausalConstant(c, sq, skv, isZero, isMasked, keptBool)) {
+        causal = true;
+        return true;
+      }
+      if (Value k = keyPadding(c)) {
+        keyPad = k;
+        return true;
+      }
+      // An all-true constant (an encoder's "no causal mask") keeps every key.
+      auto allTrue = [](Value x) {
+        if (auto b = x.getDefiningOp<BroadcastOp>())
+          x = b.getInput();
+        auto k = x.getDefiningOp<ConstantOp>();
+        auto attr = k ? dyn_cast<DenseElementsAttr>(k.getValue()) : nullptr;
+        return attr && attr.isSplat() && attr.getElementType().isSignlessInteger(1) &&
+               attr.getSplatValue<bool>();
+      };
+      if (auto a = c.getDefiningOp<AndOp>())
+        for (int side = 0; side < 2; ++side) {
+          bool isCausal =
+              isCausalConstant(a->getOperand(side), sq, skv, isZero, isMasked, keptBool);
+          if (!isCausal && !allTrue(a->getOperand(side)))
+            continue;
+          if (Value k = keyPadding(a->getOperand(1 - side))) {
+            causal = isCausal;
+            keyPad = k;
+            return true;
+          }
+        }
+      return false;
+    };
     if (auto add = s.getDefiningOp<AddOp>(); add && single(s)) {
-      for (int side = 0; side < 2 && !causal; ++side) {
+      for (int side = 0; side < 2; ++side) {
         Value mask = add->getOperand(side), other = add->getOperand(1 - side);
-        if (isCausalConstant(mask, sq, skv, isZero, isMasked)) {
-          causal = true;
+        bool matched = false;
+        if (isCausalConstant(mask, sq, skv, isZero, isMasked))
+          matched = causal = true;
+        else
+          matched = selectMask(mask);
+        if (matched) {
           chain.push_back(add);
           s = other;
+          break;
         }
       }
     } else if (auto sel = s.getDefiningOp<SelectOp>(); sel && single(s)) {
       auto fill = splatValue(sel.getOnFalse());
       if (fill && (std::isinf(*fill) ? *fill < 0 : *fill <= -1e4) &&
-          isCausalConstant(sel.getCondition(), sq, skv, isZero, isMasked,
-                           [](bool keep, const APInt &x) { return keep == x.getBoolValue(); })) {
+          isCausalConstant(sel.getCondition(), sq, skv, isZero, isMasked, keptBool)) {
         causal = true;
         chain.push_back(sel);
         s = sel.getOnTrue();
@@ -602,20 +695,70 @@ private:
     }
     auto qk = s.getDefiningOp<MatmulOp>();
     if (!qk || !single(s) || qk.getTransposeLhs() || !rank4(qk.getLhs()) || !rank4(qk.getRhs()))
-      return failure();
+      return fail();
     Value q = qk.getLhs(), k = qk.getRhs();
+    // Scales on the operands (PyTorch splits 1/sqrt(d) over q and kᵀ).
+    auto operandScale = [&](Value &x) {
+      auto mul = x.getDefiningOp<MulOp>();
+      if (!mul || !x.hasOneUse())
+        return;
+      for (int side = 0; side < 2; ++side)
+        if (auto c = splatValue(mul->getOperand(side))) {
+          scale *= *c;
+          chain.push_back(mul);
+          x = mul->getOperand(1 - side);
+          return;
+        }
+    };
+    operandScale(q);
+    operandScale(k);
     if (!qk.getTransposeRhs()) {
-      auto t = k.getDefiningOp<TransposeOp>();
-      if (!t || !llvm::equal(t.getPermutation(), ArrayRef<int64_t>{0, 1, 3, 2}))
-        return failure();
-      k = t.getInput();
+      if (auto t = k.getDefiningOp<TransposeOp>();
+          t && llvm::equal(t.getPermutation(), ArrayRef<int64_t>{0, 1, 3, 2})) {
+        k = t.getInput();
+      } else if (auto out = k.getDefiningOp<ReshapeOp>()) {
+        // kᵀ as exported: reshape(transpose(reshape(K, [B·H, S, D]), (0, 2, 1))).
+        auto t3 = out.getInput().getDefiningOp<TransposeOp>();
+        auto in = t3 ? t3.getInput().getDefiningOp<ReshapeOp>() : nullptr;
+        auto kt = cast<RankedTensorType>(k.getType());
+        if (!in || !llvm::equal(t3.getPermutation(), ArrayRef<int64_t>{0, 2, 1}) ||
+            cast<RankedTensorType>(in.getType()).getDimSize(0) !=
+                kt.getDimSize(0) * kt.getDimSize(1))
+          return fail();
+        OpBuilder b(pv);
+        auto keys = ReshapeOp::create(
+            b, pv.getLoc(),
+            kt.clone({kt.getDimSize(0), kt.getDimSize(1), kt.getDimSize(3), kt.getDimSize(2)}),
+            in.getInput());
+        created.push_back(keys);
+        k = keys;
+      } else {
+        return fail();
+      }
     }
+    // Grouped-query attention as exported: K and V of Hkv heads repeated
+    // to Hq (reshape(broadcast(x, [B, Hkv, n, S, D]))); the intrinsic reads
+    // x and groups the heads itself.
+    auto unrepeat = [&](Value x) -> Value {
+      auto r = x.getDefiningOp<ReshapeOp>();
+      auto b = r ? r.getInput().getDefiningOp<BroadcastOp>() : nullptr;
+      if (!b || !llvm::equal(b.getDims(), ArrayRef<int64_t>{0, 1, 3, 4}))
+        return x;
+      auto src = cast<RankedTensorType>(b.getInput().getType());
+      auto rep = cast<RankedTensorType>(b.getType());
+      auto xt = cast<RankedTensorType>(x.getType());
+      if (src.getRank() != 4 || xt.getDimSize(1) != rep.getDimSize(1) * rep.getDimSize(2))
+        return x;
+      return b.getInput();
+    };
+    k = unrepeat(k);
+    Value vIn = unrepeat(pv.getRhs());
     chain.push_back(qk);
-    Value v = pv.getRhs();
+    Value v = vIn;
     Type elem = getElementTypeOrSelf(q.getType());
     if (getElementTypeOrSelf(k.getType()) != elem || getElementTypeOrSelf(v.getType()) != elem ||
         getElementTypeOrSelf(pv.getType()) != elem)
-      return failure();
+      return fail();
     if (intrinsicOnly) {
       // What runtime_kernels/attention_sm90.cu runs (rt::validateAttention).
       auto qt = cast<RankedTensorType>(q.getType()), kt = cast<RankedTensorType>(k.getType());
@@ -624,17 +767,22 @@ private:
       if (!(elem.isBF16() || elem.isF16()) || (d != 64 && d != 128 && d != 256) ||
           vt.getDimSize(3) != d || kt.getDimSize(1) == 0 ||
           qt.getDimSize(1) % kt.getDimSize(1) != 0)
-        return failure();
+        return fail();
     }
     OpBuilder b(pv);
-    auto attention = b.create<AttentionOp>(pv.getLoc(), pv.getType(), q, k, v,
-                                           b.getF64FloatAttr(scale),
-                                           causal ? b.getUnitAttr() : UnitAttr());
+    if (!std::isfinite(scale) || scale == 0.0 || (intrinsicOnly && scale < 0.0))
+      return fail();
+    auto attention = AttentionOp::create(b, pv.getLoc(), pv.getType(), q, k, v, keyPad,
+                                         b.getF64FloatAttr(scale),
+                                         causal ? b.getUnitAttr() : UnitAttr());
     if (failed(mlir::verify(attention))) {
       attention.erase();
-      return failure();
+      return fail();
     }
     pv.getResult().replaceAllUsesWith(attention.getResult());
+    for (Operation *op : llvm::reverse(created))
+      if (op->use_empty())
+        op->erase();
     // Erase the chain and whatever fed only it (the scale and mask
     // constants, their broadcasts, K's transpose).
     SmallVector<Operation *> dead = {pv};

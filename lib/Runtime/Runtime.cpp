@@ -708,10 +708,15 @@ namespace {
 
 using AttentionForwardFn = int (*)(const void *, const void *, const void *, void *, float *,
                                    int, int, int, int, int, int, float, int, int, int, void *);
+using AttentionForwardMaskedFn = int (*)(const void *, const void *, const void *, void *,
+                                         float *, int, int, int, int, int, int, float, int, int,
+                                         int, const void *, void *);
 using AttentionErrorFn = const char *(*)();
 
 struct AttentionLibrary {
   AttentionForwardFn forward = nullptr;
+  /// Null in a library older than the key mask.
+  AttentionForwardMaskedFn forwardMasked = nullptr;
   AttentionErrorFn lastError = nullptr;
   absl::Status status;
 };
@@ -740,6 +745,8 @@ struct AttentionLibrary {
       }
       l.forward = reinterpret_cast<AttentionForwardFn>(dlsym(h, "fusec_attention_forward"));
       l.lastError = reinterpret_cast<AttentionErrorFn>(dlsym(h, "fusec_attention_last_error"));
+      l.forwardMasked = reinterpret_cast<AttentionForwardMaskedFn>(
+          dlsym(h, "fusec_attention_forward_masked"));
       if (l.forward && l.lastError)
         return l;
       absl::StrAppend(&tried, tried.empty() ? "" : "; ", c,
@@ -794,7 +801,8 @@ absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
   attention::Problem pr{ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.o),
                         static_cast<float *>(ptr(a.lse)), a.batch, a.heads, a.kvHeads,
                         a.sq, a.skv, a.headDim, a.scale, a.causal, a.dtype,
-                        a.flags < 0 ? (attention::kPingPong | attention::kPipeline) : a.flags};
+                        a.flags < 0 ? (attention::kPingPong | attention::kPipeline) : a.flags,
+                        ptr(a.keyMask)};
   if (attention::forward(pr, static_cast<cudaStream_t>(stream.handle())) != 0)
     return absl::InternalError(absl::StrCat("attention: ", attention::lastErrorMessage()));
   return absl::OkStatus();
@@ -805,10 +813,20 @@ absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
   // kPingPong | kPipeline (runtime_kernels/attention.h).
   int flags = a.flags < 0 ? 4 | 8 : a.flags;
   auto ptr = [](uint64_t p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); };
-  int rc = lib.forward(ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.o),
-                       static_cast<float *>(ptr(a.lse)), a.batch, a.heads, a.kvHeads, a.sq,
-                       a.skv, a.headDim, a.scale, a.causal ? 1 : 0, a.dtype, flags,
-                       stream.handle());
+  int rc;
+  if (a.keyMask) {
+    if (!lib.forwardMasked)
+      return absl::UnavailableError("attention: the attention library has no key mask "
+                                    "(fusec_attention_forward_masked); rebuild it");
+    rc = lib.forwardMasked(ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.o),
+                           static_cast<float *>(ptr(a.lse)), a.batch, a.heads, a.kvHeads, a.sq,
+                           a.skv, a.headDim, a.scale, a.causal ? 1 : 0, a.dtype, flags,
+                           ptr(a.keyMask), stream.handle());
+  } else {
+    rc = lib.forward(ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.o), static_cast<float *>(ptr(a.lse)),
+                     a.batch, a.heads, a.kvHeads, a.sq, a.skv, a.headDim, a.scale,
+                     a.causal ? 1 : 0, a.dtype, flags, stream.handle());
+  }
   if (rc != 0)
     return absl::InternalError(absl::StrCat("attention: ", lib.lastError()));
   return absl::OkStatus();

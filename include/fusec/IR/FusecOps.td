@@ -558,20 +558,27 @@ def Fusec_AttentionOp : Fusec_CostedOp<"attention"> {
   let description = [{
     `query` is `[B, Hq, Sq, D]`, `key` `[B, Hkv, Skv, D]`, `value`
     `[B, Hkv, Skv, Dv]`; `Hkv` divides `Hq` (grouped-query attention). With
-    `causal`, query row `i` sees key columns `j <= i + Skv - Sq`. Costs
-    4·B·Hq·Sq·Skv·D FLOPs (half when causal) and one `exp` per score.
+    `causal`, query row `i` sees key columns `j <= i + Skv - Sq`. An
+    optional `mask` `[B, Skv]` of `i1` (a key padding mask) hides the keys
+    where it is false from every query of that batch. A query row that sees
+    no key is zero. Costs 4·B·Hq·Sq·Skv·D FLOPs (half when causal) and one
+    `exp` per score.
 
     ```mlir
     %o = fusec.attention %q, %k, %v {scale = 0.088388 : f64, causal}
            : (tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>,
               tensor<1x8x128x128xbf16>) -> tensor<1x8x128x128xbf16>
+    %p = fusec.attention %q, %k, %v mask %m : tensor<1x128xi1> {scale = 0.088388 : f64}
+           : (tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>,
+              tensor<1x8x128x128xbf16>) -> tensor<1x8x128x128xbf16>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
-                       AnyRankedTensor:$value, F64Attr:$scale,
-                       UnitAttr:$causal);
+                       AnyRankedTensor:$value, Optional<AnyRankedTensor>:$key_mask,
+                       F64Attr:$scale, UnitAttr:$causal);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$query `,` $key `,` $value attr-dict `:` "
+  let assemblyFormat = "$query `,` $key `,` $value "
+                       "(`mask` $key_mask^ `:` type($key_mask))? attr-dict `:` "
                        "`(` type($query) `,` type($key) `,` type($value) `)` "
                        "`->` type($result)";
 }

@@ -206,6 +206,9 @@ private:
 struct AttentionArgs {
   enum Dtype { kBf16 = 0, kF16 = 1 };
   uint64_t q = 0, k = 0, v = 0, o = 0, lse = 0; ///< device pointers
+  /// [batch, skv] bytes, nonzero where a key is visible (a padding mask on
+  /// top of `causal`); 0: every key is.
+  uint64_t keyMask = 0;
   int batch = 0, heads = 0, kvHeads = 0, sq = 0, skv = 0, headDim = 0;
   float scale = 0;
   bool causal = false;

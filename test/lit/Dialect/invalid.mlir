@@ -677,3 +677,11 @@ func.func @tensor_map_slot(%a: tensor<16x64xbf16>) -> tensor<16x64xbf16> {
   }
   return %0 : tensor<16x64xbf16>
 }
+
+// -----
+
+func.func @attention_mask(%q: tensor<1x8x32x64xbf16>, %k: tensor<1x8x32x64xbf16>, %m: tensor<1x16xi1>) {
+  // expected-error @+1 {{'fusec.attention' op operand #3 ('mask') has type 'tensor<1x16xi1>', expected tensor<1x32xi1> ([batch, key sequence length])}}
+  %0 = fusec.attention %q, %k, %k mask %m : tensor<1x16xi1> {scale = 0.125 : f64} : (tensor<1x8x32x64xbf16>, tensor<1x8x32x64xbf16>, tensor<1x8x32x64xbf16>) -> tensor<1x8x32x64xbf16>
+  return
+}

@@ -108,7 +108,8 @@ func.func @movement(%x: tensor<4x8xf32>, %v: tensor<8xf32>, %t: tensor<100x16xbf
 
 // CHECK-LABEL: func.func @compute
 func.func @compute(%x: tensor<2x64x128xbf16>, %w: tensor<256x128xbf16>,
-                   %q: tensor<1x8x32x64xbf16>, %kv: tensor<1x2x48x64xbf16>) {
+                   %q: tensor<1x8x32x64xbf16>, %kv: tensor<1x2x48x64xbf16>,
+                   %pad: tensor<1x48xi1>) {
   // CHECK: fusec.reduce sum %{{.*}} dims [2] : tensor<2x64x128xbf16> -> tensor<2x64xbf16>
   %0 = fusec.reduce sum %x dims [2] : tensor<2x64x128xbf16> -> tensor<2x64xbf16>
   // CHECK: fusec.reduce max %{{.*}} dims [0, 2]
@@ -117,6 +118,8 @@ func.func @compute(%x: tensor<2x64x128xbf16>, %w: tensor<256x128xbf16>,
   %2 = fusec.matmul %x, %w {transpose_rhs} : (tensor<2x64x128xbf16>, tensor<256x128xbf16>) -> tensor<2x64x256xf32>
   // CHECK: fusec.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 1.250000e-01 : f64}
   %3 = fusec.attention %q, %kv, %kv {scale = 0.125 : f64, causal} : (tensor<1x8x32x64xbf16>, tensor<1x2x48x64xbf16>, tensor<1x2x48x64xbf16>) -> tensor<1x8x32x64xbf16>
+  // CHECK: fusec.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} : tensor<1x48xi1> {scale = 1.250000e-01 : f64}
+  %4 = fusec.attention %q, %kv, %kv mask %pad : tensor<1x48xi1> {scale = 0.125 : f64} : (tensor<1x8x32x64xbf16>, tensor<1x2x48x64xbf16>, tensor<1x2x48x64xbf16>) -> tensor<1x8x32x64xbf16>
   return
 }
 

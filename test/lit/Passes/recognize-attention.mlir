@@ -3,6 +3,7 @@
 // RUN: fusec-run %s --function=scaled --verify-pipeline=fusec-recognize-attention | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run %s --function=causal_additive --verify-pipeline=fusec-recognize-attention | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run %s --function=causal_select --verify-pipeline=fusec-recognize-attention | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run %s --function=exported --verify-pipeline=fusec-recognize-attention | FileCheck %s --check-prefix=SAME
 // SAME: PASS: fusec-recognize-attention keeps the graph's meaning
 // The pipeline forms attention before decomposing softmax, only where the
 // attention intrinsic runs it (bf16/f16, head dim 64, 128 or 256): the f32
@@ -106,4 +107,69 @@ func.func @bf16_causal(%q: tensor<1x4x8x64xbf16>, %k: tensor<1x4x8x64xbf16>, %v:
   %p = fusec.softmax %m dim 3 : tensor<1x4x8x8xbf16>
   %o = fusec.matmul %p, %v : (tensor<1x4x8x8xbf16>, tensor<1x4x8x64xbf16>) -> tensor<1x4x8x64xbf16>
   return %o : tensor<1x4x8x64xbf16>
+}
+
+// What torch.export writes for transformers' SDPA (Llama, GQA): q and kᵀ
+// each scaled by d^-1/4, kᵀ through a merged batch dim, K and V repeated
+// from 2 to 4 heads, a mask select(causal and key padding, 0, -inf)
+// broadcast over heads, and a guard that zeroes rows that see no key.
+// CHECK-LABEL: func.func @exported
+// CHECK: %[[M:.*]] = fusec.reshape %{{.*}} : tensor<2x1x1x8xi1> -> tensor<2x8xi1>
+// CHECK: fusec.attention %arg0, %arg1, %arg2 mask %[[M]] : tensor<2x8xi1> {causal, scale = 2.500000e-01 : f64} : (tensor<2x4x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>) -> tensor<2x4x8x16xf32>
+// CHECK-NOT: fusec.softmax
+// CHECK-NOT: fusec.matmul
+func.func @exported(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x8x16xf32>, %v: tensor<2x2x8x16xf32>,
+                    %pad: tensor<2x8xi1>) -> tensor<2x4x8x16xf32> {
+  %kr = fusec.broadcast %k dims [0, 1, 3, 4] : tensor<2x2x8x16xf32> -> tensor<2x2x2x8x16xf32>
+  %vr = fusec.broadcast %v dims [0, 1, 3, 4] : tensor<2x2x8x16xf32> -> tensor<2x2x2x8x16xf32>
+  %v4 = fusec.reshape %vr : tensor<2x2x2x8x16xf32> -> tensor<2x4x8x16xf32>
+  %k3 = fusec.reshape %kr : tensor<2x2x2x8x16xf32> -> tensor<8x8x16xf32>
+  %kt3 = fusec.transpose %k3 perm [0, 2, 1] : tensor<8x8x16xf32> -> tensor<8x16x8xf32>
+  %kt = fusec.reshape %kt3 : tensor<8x16x8xf32> -> tensor<2x4x16x8xf32>
+  %cq = fusec.constant dense<0.5> : tensor<2x4x8x16xf32>
+  %qs = fusec.mul %q, %cq : tensor<2x4x8x16xf32>
+  %ck = fusec.constant dense<0.5> : tensor<2x4x16x8xf32>
+  %ks = fusec.mul %kt, %ck : tensor<2x4x16x8xf32>
+  %s = fusec.matmul %qs, %ks : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+  %tri = fusec.constant dense<[[[[true, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [true, true, true, true, false, false, false, false], [true, true, true, true, true, false, false, false], [true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true]]]]> : tensor<1x1x8x8xi1>
+  %trib = fusec.broadcast %tri dims [0, 1, 2, 3] : tensor<1x1x8x8xi1> -> tensor<2x1x8x8xi1>
+  %pad4 = fusec.reshape %pad : tensor<2x8xi1> -> tensor<2x1x1x8xi1>
+  %padb = fusec.broadcast %pad4 dims [0, 1, 2, 3] : tensor<2x1x1x8xi1> -> tensor<2x1x8x8xi1>
+  %keep = fusec.and %trib, %padb : tensor<2x1x8x8xi1>
+  %zero = fusec.constant dense<0.0> : tensor<2x1x8x8xf32>
+  %ninf = fusec.constant dense<0xFF800000> : tensor<2x1x8x8xf32>
+  %bias = fusec.select %keep, %zero, %ninf : tensor<2x1x8x8xf32>
+  %biasb = fusec.broadcast %bias dims [0, 1, 2, 3] : tensor<2x1x8x8xf32> -> tensor<2x4x8x8xf32>
+  %u = fusec.add %s, %biasb : tensor<2x4x8x8xf32>
+  %p = fusec.softmax %u dim 3 : tensor<2x4x8x8xf32>
+  %nan = fusec.compare ne, %p, %p : tensor<2x4x8x8xf32>
+  %z = fusec.constant dense<0.0> : tensor<2x4x8x8xf32>
+  %pg = fusec.select %nan, %z, %p : tensor<2x4x8x8xf32>
+  %o = fusec.matmul %pg, %v4 : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return %o : tensor<2x4x8x16xf32>
+}
+
+// An encoder's mask (BERT, torch.export): no causal part, an all-true
+// constant and the key padding, filled with finfo.min.
+// CHECK-LABEL: func.func @encoder_padding
+// CHECK: %[[M:.*]] = fusec.reshape %{{.*}} : tensor<2x1x1x8xi1> -> tensor<2x8xi1>
+// CHECK: fusec.attention %arg0, %arg1, %arg2 mask %[[M]] : tensor<2x8xi1> {scale = 2.500000e-01 : f64}
+func.func @encoder_padding(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: tensor<2x4x8x16xf32>,
+                           %pad: tensor<2x8xi1>) -> tensor<2x4x8x16xf32> {
+  %s = fusec.matmul %q, %k {transpose_rhs} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x8xf32>
+  %c = fusec.constant dense<0.25> : tensor<2x4x8x8xf32>
+  %t = fusec.mul %s, %c : tensor<2x4x8x8xf32>
+  %all = fusec.constant dense<true> : tensor<1x1x8x1xi1>
+  %allb = fusec.broadcast %all dims [0, 1, 2, 3] : tensor<1x1x8x1xi1> -> tensor<2x1x8x8xi1>
+  %pad4 = fusec.reshape %pad : tensor<2x8xi1> -> tensor<2x1x1x8xi1>
+  %padb = fusec.broadcast %pad4 dims [0, 1, 2, 3] : tensor<2x1x1x8xi1> -> tensor<2x1x8x8xi1>
+  %keep = fusec.and %allb, %padb : tensor<2x1x8x8xi1>
+  %zero = fusec.constant dense<0.0> : tensor<2x1x8x8xf32>
+  %min = fusec.constant dense<-3.40282347E+38> : tensor<2x1x8x8xf32>
+  %bias = fusec.select %keep, %zero, %min : tensor<2x1x8x8xf32>
+  %biasb = fusec.broadcast %bias dims [0, 1, 2, 3] : tensor<2x1x8x8xf32> -> tensor<2x4x8x8xf32>
+  %u = fusec.add %t, %biasb : tensor<2x4x8x8xf32>
+  %p = fusec.softmax %u dim 3 : tensor<2x4x8x8xf32>
+  %o = fusec.matmul %p, %v : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return %o : tensor<2x4x8x16xf32>
 }
