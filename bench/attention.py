@@ -147,9 +147,9 @@ def timeit(fn, iters=20, warmup=5):
     return times[len(times) // 2]
 
 
-def speed(lib, flag_sets):
-    shapes = [(4, 32, 4096, 128), (2, 32, 8192, 128), (16, 32, 1024, 128), (4, 32, 4096, 64),
-              (8, 16, 4096, 256)]
+def speed(lib, flag_sets, shapes=None):
+    shapes = shapes or [(4, 32, 4096, 128), (2, 32, 8192, 128), (16, 32, 1024, 128),
+                        (4, 32, 4096, 64), (8, 16, 4096, 256)]
     rows = []
     for (b, h, s, d) in shapes:
         for causal in (False, True):
@@ -186,6 +186,7 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--no-correctness", action="store_true")
+    ap.add_argument("--shapes", help="speed shapes instead of the default set: BxHxSxD,...")
     args = ap.parse_args()
     lib = load()
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -194,7 +195,9 @@ def main():
     if not args.no_correctness:
         result["correctness"], failures = correctness(lib)
     if not args.no_speed:
-        result["speed"] = speed(lib, FLAG_SETS)
+        shapes = [tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")] \
+            if args.shapes else None
+        result["speed"] = speed(lib, FLAG_SETS, shapes)
         print()
         fmt = lambda x: f"{x:.0f}" if x else "-"
         print("TFLOP/s, bf16          | " + " | ".join(FLAG_SETS) + " | cuDNN | flash | best/cuDNN")

@@ -56,10 +56,12 @@ gen() { # name python-dict
 }
 gen mm_splitk_dual "dict(m=100, n=136, k=1040, epilogue='swiglu', tr=True)"
 gen mm_narrow_batched "dict(m=40, n=200, k=520, batch=(3,), tr=True)"
+# Odd N: the epilogue staged in shared memory, with a bias.
+gen mm_odd "dict(m=200, n=263, k=136, tr=True, epilogue='bias')"
 # Movement folded into the store (Q, K, V head-major) and the load (heads
 # as rows through a 4-D tensor map).
 python3 -c "import sys; sys.path.insert(0, 'bench'); import matmul as m; print(m.heads_mlir(2, 256, 4, 64))" > "$OUT/mm_heads.mlir"
-for g in mm_kmajor mm_mnmajor mm_batched mm_splitk_dual mm_narrow_batched mm_heads; do
+for g in mm_kmajor mm_mnmajor mm_batched mm_splitk_dual mm_narrow_batched mm_heads mm_odd; do
   step "run-$g" "$BIN/fusec-run" "$OUT/$g.mlir" --runs=2 --warmup=1 --max-rel-l2=1e-3
   if [ "${SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
     step "memcheck-$g" compute-sanitizer --tool memcheck --error-exitcode 3 \

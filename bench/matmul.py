@@ -20,7 +20,8 @@ in $FUSEC_BIN (bench/matmul-gpu.sh stages and calls it):
 
 Writes $OUT/matmul.json and prints a table last. Env: MATMUL_SPEED=0 skips
 speed; MATMUL_CORRECTNESS=0 skips correctness (MATMUL_SMALL=0 the small cases, MATMUL_LARGE=0
-the large ones); MATMUL_QUICK=1 runs fewer cases.
+the large ones); MATMUL_QUICK=1 runs fewer cases; MATMUL_SHAPES (a JSON list of
+[label, case] pairs, cases as for mlir()) replaces the speed shapes.
 """
 import json
 import os
@@ -157,6 +158,16 @@ def small_cases():
     # Split-K with an epilogue, and the 64-row tile with a batch.
     cases.append(dict(m=130, n=264, k=2056, epilogue="bias_gelu"))
     cases.append(dict(m=40, n=200, k=520, batch=(3,), tr=True))
+    # Odd N (a vocabulary of 50257): the staged epilogue, 2- and 4-byte
+    # outputs, ragged tiles, a bias, a residual, a batch, the 64-row tile
+    # and split-K.
+    cases.append(dict(m=200, n=263, k=136, tr=True))
+    cases.append(dict(m=300, n=1001, k=264, tr=True, dt="f16", epilogue="bias"))
+    cases.append(dict(m=150, n=263, k=200, tr=True, out="f32"))
+    cases.append(dict(m=150, n=263, k=200, tr=True, epilogue="residual"))
+    cases.append(dict(m=65, n=263, k=72, batch=(2,), tr=True))
+    cases.append(dict(m=40, n=263, k=520, batch=(3,), tr=True))
+    cases.append(dict(m=16, n=1001, k=4096, tr=True))
     # Rows not a multiple of 16 bytes: the SIMT fallback, still correct.
     cases.append(dict(m=33, n=17, k=17))
     cases.append(dict(m=5, n=7, k=9, tr=True))
@@ -210,6 +221,8 @@ def main():
         if c.get("epilogue") == "swiglu":
             up = reference(a, np.load(os.path.join(d, "input_2.npy")), c)
             ref = torch.nn.functional.silu(ref) * up
+        if c.get("epilogue") in ("bias", "residual"):  # [N] broadcast over rows, or [M, N]
+            ref = ref + torch.from_numpy(np.load(os.path.join(d, "input_2.npy"))).cuda().float()
         return ref
 
     large = [dict(m=4096, n=4096, k=4096), dict(m=8192, n=8192, k=8192),
@@ -218,9 +231,12 @@ def main():
              dict(m=16, n=4096, k=4096), dict(m=4096, n=4096, k=4096, tr=True),
              dict(m=1000, n=4104, k=1032, tl=True),
              dict(m=4096, n=5632, k=2048, tr=True, epilogue="swiglu"),
-             dict(m=64, n=4096, k=8192, tr=True)]
+             dict(m=64, n=4096, k=8192, tr=True),
+             dict(m=4096, n=768, k=3072, epilogue="residual"),
+             dict(m=4096, n=2304, k=768, tr=True, epilogue="bias"),
+             dict(m=4096, n=50257, k=768, tr=True, dt="f16")]
     if QUICK:
-        large = large[:3]
+        large = large[:3] + large[-3:]
     if os.environ.get("MATMUL_LARGE", "1") == "0":
         large = []
     for i, c in enumerate(large if check else []):
@@ -279,6 +295,10 @@ def main():
     speed += [("swiglu", dict(m=4096, n=5632, k=2048, tr=True, epilogue="swiglu"))]
     if QUICK:
         speed = speed[:3]
+    if os.environ.get("MATMUL_SHAPES"):
+        # A JSON list of [label, case] pairs replaces the default set, e.g.
+        # '[["lm_head", {"m": 4096, "n": 50257, "k": 768, "tr": true, "dt": "f16"}]]'.
+        speed = [(label, c) for label, c in json.loads(os.environ["MATMUL_SHAPES"])]
     for label, c in speed:
         m, n, k = c["m"], c["n"], c["k"]
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
@@ -312,7 +332,8 @@ def main():
         row["cublas_ms"] = min(cublas)
         row["fusec_ms"] = min(fusec) if fusec else None
         if c.get("epilogue") == "bias_gelu":
-            eager = lambda: torch.nn.functional.gelu(torch.matmul(a, w) + bias)
+            wt = w.t() if c.get("tr") else w
+            eager = lambda: torch.nn.functional.gelu(torch.matmul(a, wt) + bias)
             compiled = torch.compile(eager)
             row["eager_ms"] = median_ms(eager)
             row["inductor_ms"] = median_ms(compiled)

@@ -40,6 +40,9 @@ import traceback
 import numpy as np
 import torch
 
+# Kernels kept per row in the JSON, slowest first (MODELS_TOP).
+TOP_KERNELS = int(os.environ.get("MODELS_TOP", "8"))
+
 BIN = os.environ.get("FUSEC_BIN", ".device/bin")
 OUT = os.environ.get("OUT", "bench/out")
 SHAPES = [(4, 1024), (32, 1)]
@@ -208,7 +211,8 @@ def bench_model(name, build, work):
                        compile_cold_s=cold["compile_s"], compile_warm_s=warm["compile_s"],
                        process_cold_s=cold["process_s"], process_warm_s=warm["process_s"],
                        rel_l2_vs_torch=rel, finite=finite,
-                       top_kernels=sorted(warm["kernels"], key=lambda k: -k["median_ms"])[:8])
+                       top_kernels=sorted(warm["kernels"],
+                                          key=lambda k: -k["median_ms"])[:TOP_KERNELS])
             shutil.rmtree(cache, ignore_errors=True)
             shutil.rmtree(outdir, ignore_errors=True)
         except Exception as e:  # noqa: BLE001

@@ -67,6 +67,9 @@ struct MatmulLayout {
   bool transposeLhs = false, transposeRhs = false;
   /// bf16 or f16 (every operand).
   mlir::Type element;
+  /// Bytes of an element of each kernel output of the matmul's own shape;
+  /// 0 for an output written through movement ops (a store map).
+  llvm::SmallVector<int64_t, 4> outputBytes;
   int64_t batchCount() const {
     int64_t b = 1;
     for (int64_t d : batch)
@@ -81,11 +84,14 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &sh
                                           std::string *why = nullptr);
 
 /// The wgmma strategy's configuration menu: 64 or 128 rows (one or two
-/// consumer warpgroups), 128 or 256 columns of each rhs (256 only for one
-/// rhs: a consumer holds at most 128 accumulator registers), 64 K a stage,
+/// consumer warpgroups), 128, 192 or 256 columns of each rhs (over 128 only
+/// for one rhs: a consumer holds at most 128 accumulator registers), 64 K a
+/// stage,
 /// 2 to 8 stages, K split into 1 to 16 parts.
 struct WgmmaTile {
   int64_t m = 128, n = 256, k = 64, stages = 4, split = 1, rhs = 1;
+  /// Shared memory of the epilogue's staging (WgmmaStaging), in bytes.
+  int64_t staging = 0;
   int64_t consumers() const { return m / 64; }
   int64_t threads() const { return 128 * (1 + consumers()); }
   /// Bytes of one pipeline stage.
@@ -93,13 +99,30 @@ struct WgmmaTile {
   /// f32 accumulator registers a consumer thread holds.
   int64_t accRegs() const { return rhs * n / 2; }
 };
+/// How the epilogue stages its full-shape outputs through shared memory
+/// when N is odd, so that they reach global memory in coalesced rows (of
+/// the widest vectors N keeps aligned), not the fragment's elements, 8 rows
+/// apart. Each consumer warp owns a region: per output, 8 rows of
+/// `pieceCols` columns (one half of its 16 rows, one piece of the tile's
+/// columns), padded so that the fragment's writes meet no bank conflicts. Outputs written through a
+/// store map are stored directly.
+struct WgmmaStaging {
+  int64_t pieceCols = 0; ///< 0: nothing is staged
+  int64_t warpBytes = 0; ///< a warp's region
+  /// Per kernel output: its byte offset in a warp's region (-1: stored
+  /// directly), its row stride there and its vector width in elements.
+  llvm::SmallVector<int64_t, 4> offset, rowStride, vector;
+  /// The whole staging area of `consumers` warpgroups.
+  int64_t bytes(int64_t consumers) const { return consumers * 4 * warpBytes; }
+};
+WgmmaStaging wgmmaStaging(const MatmulLayout &layout);
 /// Chooses the tile, stages and split for `layout` on a target with `sms`
 /// SMs and `smemBytes` of shared memory per SM.
 WgmmaTile chooseWgmmaTile(const MatmulLayout &layout, int64_t sms, int64_t smemBytes);
 /// Dynamic shared memory of a wgmma kernel: 1 KiB alignment slack, the
-/// stages, two mbarriers a stage and a flag.
+/// stages, two mbarriers a stage, a flag and the epilogue's staging.
 inline int64_t wgmmaSharedBytes(const WgmmaTile &t) {
-  return 1024 + t.stages * t.stageBytes() + 16 * t.stages + 16;
+  return 1024 + t.stages * t.stageBytes() + 16 * t.stages + 16 + t.staging;
 }
 /// Tiles of the output (batch included).
 inline int64_t wgmmaTiles(const MatmulLayout &l, const WgmmaTile &t) {

@@ -248,8 +248,13 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
   Operation *yield = kernel.getBody().front().getTerminator();
   llvm::SmallPtrSet<Operation *, 8> storeChains;
   for (Value o : yield->getOperands()) {
-    if (cast<RankedTensorType>(o.getType()).getShape() == ArrayRef<int64_t>(s.domain))
+    auto type = cast<RankedTensorType>(o.getType());
+    l.outputBytes.push_back(0);
+    if (type.getShape() == ArrayRef<int64_t>(s.domain)) {
+      l.outputBytes.back() =
+          std::max<int64_t>(1, type.getElementType().getIntOrFloatBitWidth() / 8);
       continue;
+    }
     auto map = storeMapOf(o, s.domain);
     if (!map)
       return refuse("an output is not of the matmul's shape nor a slice, reshape or transpose "
@@ -310,17 +315,74 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
   return l;
 }
 
+WgmmaStaging wgmmaStaging(const MatmulLayout &l) {
+  WgmmaStaging st;
+  // An even N stores aligned pairs from the registers. Staged, the copies
+  // of a long even-N epilogue (bias, GELU) raise the register pressure
+  // until ptxas serializes the wgmmas (C7514) or spills.
+  if (l.n % 2 == 0)
+    return st;
+  int64_t widest = 0;
+  for (int64_t b : l.outputBytes)
+    widest = std::max(widest, b);
+  if (widest == 0)
+    return st;
+  // 128 bytes of the widest output a row of a piece (64 columns of 2-byte
+  // elements, 32 of 4-byte ones), 8 rows (one half of the warp's 16); rows
+  // padded by 16 or 32 bytes so that the 8 rows of a fragment's store fall
+  // in distinct banks.
+  st.pieceCols = widest >= 4 ? 32 : 64;
+  for (int64_t b : l.outputBytes) {
+    if (b == 0) {
+      st.offset.push_back(-1);
+      st.rowStride.push_back(0);
+      st.vector.push_back(0);
+      continue;
+    }
+    int64_t stride = st.pieceCols * b + (b >= 4 ? 32 : 16);
+    // The widest vector (up to 16 bytes) that every row's start keeps
+    // aligned: N a multiple of it.
+    int64_t vector = std::min<int64_t>(16 / b, st.pieceCols);
+    while (vector > 1 && l.n % vector != 0)
+      vector /= 2;
+    st.offset.push_back(st.warpBytes);
+    st.rowStride.push_back(stride);
+    st.vector.push_back(vector);
+    st.warpBytes += 8 * stride;
+  }
+  // Many wide outputs would cost pipeline stages: store those directly.
+  if (st.bytes(2) > 40 * 1024)
+    return WgmmaStaging();
+  return st;
+}
+
 WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes) {
   WgmmaTile t;
   t.rhs = static_cast<int64_t>(l.rhs.size());
   // 64 rows (one consumer warpgroup) when M is that small: decode.
   t.m = l.m <= 64 ? 64 : 128;
+  t.staging = wgmmaStaging(l).bytes(t.consumers());
   auto tiles = [&](int64_t bn) { return ((l.m + t.m - 1) / t.m) * ((l.n + bn - 1) / bn) * l.batchCount(); };
   // 256 columns: each consumer warpgroup holds a 64 x 256 f32 accumulator
-  // (128 registers a thread). Two rhs (two accumulators), narrow outputs,
-  // or too few tiles to fill the SMs take 128 columns.
-  t.n = t.rhs > 1 || l.n <= 128 || tiles(256) < sms ? 128 : 256;
-  int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024;
+  // (128 registers a thread). Two rhs (two accumulators) and narrow outputs
+  // take 128. Else the width whose last wave wastes least: a tile's time
+  // grows with its columns, plus a share that does not (the A tile, the
+  // barriers: 16 columns' worth), so the cost is waves x (columns + 16),
+  // the widest on a tie. GPT-2's projections (N = 768 or 2304 on 4096 rows)
+  // fill 132 SMs in 1 and 3 full waves of 192 columns where 256 leave 27%
+  // of the last wave idle; 8192 x 8192 keeps 256 (16 waves against 21).
+  t.n = 128;
+  if (t.rhs == 1 && l.n > 128) {
+    int64_t best = 0;
+    for (int64_t n : {256, 192, 128}) {
+      int64_t cost = (tiles(n) + sms - 1) / sms * (n + 16);
+      if (best == 0 || cost < best) {
+        best = cost;
+        t.n = n;
+      }
+    }
+  }
+  int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024 - t.staging;
   t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
   // Split-K when the tiles fill less than half the SMs and K is long: every
   // part at least 4 k-blocks, none empty.

@@ -4,9 +4,9 @@
 //
 // - Warpgroup 0 produces (setmaxnreg 40; one thread issues the TMA loads);
 //   one or two consumer warpgroups (setmaxnreg 232) each own 64 rows of an
-//   M x N tile (M = 64 or 128, N = 128 or 256) and a 64 x N f32 accumulator
-//   per rhs in registers. Two matmuls sharing their lhs (SwiGLU's gate and
-//   up) run as one GEMM with two accumulators.
+//   M x N tile (M = 64 or 128, N = 128, 192 or 256) and a 64 x N f32
+//   accumulator per rhs in registers. Two matmuls sharing their lhs
+//   (SwiGLU's gate and up) run as one GEMM with two accumulators.
 // - A ring of `stages` shared-memory stages of 64 K each, filled by TMA
 //   (cp.async.bulk.tensor, 128-byte swizzle) and completing on a "full"
 //   mbarrier with its byte count; the consumers release a stage through its
@@ -26,9 +26,15 @@
 //   does not depend on which finished last) and runs the epilogue.
 // - The epilogue runs on the accumulator: every element of the kernel's
 //   outputs is evaluated with the matmul's value taken from the accumulator
-//   (bias, activation, residual, cast) and stored in pairs. Interior tiles
-//   take a path without bounds checks; broadcast operands (a bias) are read
-//   at indices from the element's coordinates.
+//   (bias, activation, residual, cast) and stored in pairs where N is even.
+//   With N odd (a vocabulary of 50257), where a pair's address is not
+//   aligned, the outputs of the matmul's shape are staged (WgmmaStaging):
+//   each warp writes 8 rows of a 64-column piece (32 for 4-byte outputs)
+//   into a padded shared-memory region of its own, then stores them a row
+//   per warp instruction (coalesced), not as the fragment's elements, 8
+//   rows apart. Outputs through movement ops are stored from the registers.
+//   Interior tiles take a path without bounds checks; broadcast operands (a
+//   bias) are read at indices from the element's coordinates.
 //
 // The wgmma, TMA, mbarrier, fence and setmaxnreg ops are NVVM's; the one
 // inline PTX is the wgmma wait that takes the accumulators as operands and
@@ -122,8 +128,8 @@ private:
   absl::Status consumer(Value smem, Value tid, Value workspace, Value counters);
   /// Evaluates and stores the outputs at the consumer thread's elements;
   /// `guarded`: checks each against M and N.
-  absl::Status epilogue(ArrayRef<Value> accs, Value b, Value tm, Value tn, Value wg,
-                        Value warp, Value lane, bool guarded);
+  absl::Status epilogue(Value smem, ArrayRef<Value> accs, Value b, Value tm, Value tn,
+                        Value wg, Value warp, Value lane, bool guarded);
 
   const KernelShape &shape;
   MatmulLayout l;
@@ -131,7 +137,8 @@ private:
   SmallVector<Value, 2> accElement;
   int64_t tilesM = 0, tilesN = 0, numTiles = 0, numK = 0, perSplit = 0;
   Type accType;
-  int64_t aBytes = 0, bBytes = 0, barrierOffset = 0, flagOffset = 0;
+  int64_t aBytes = 0, bBytes = 0, barrierOffset = 0, flagOffset = 0, stagingOffset = 0;
+  WgmmaStaging staging;
   // The element the epilogue is at: its flat index, its coordinates in the
   // domain (i64), and a pair's second index (for pairs of loads).
   Value elementIndex, pairFirst, pairIndex;
@@ -353,8 +360,9 @@ Value MatmulWgmmaEmitter::argument(BlockArgument arg, Value index, int lane) {
   return load(arg, index);
 }
 
-absl::Status MatmulWgmmaEmitter::epilogue(ArrayRef<Value> accs, Value b, Value tm, Value tn,
-                                          Value wg, Value warp, Value lane, bool guarded) {
+absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs, Value b, Value tm,
+                                          Value tn, Value wg, Value warp, Value lane,
+                                          bool guarded) {
   // Thread (warp, lane) of a consumer warpgroup holds rows 16 warp + lane / 4
   // (+ 8) and columns 8 j + 2 (lane % 4) (+ 1) of its 64 rows: element
   // 4 j + 2 i + e of each accumulator.
@@ -379,12 +387,67 @@ absl::Status MatmulWgmmaEmitter::epilogue(ArrayRef<Value> accs, Value b, Value t
   SmallVector<std::optional<StoreMap>> maps;
   for (Value o : yield->getOperands())
     maps.push_back(isFull(o) ? std::nullopt : storeMapOf(o, domain));
+  // Full-shape outputs go through the warp's staging region, a piece of
+  // `pieceCols` columns of the half's 8 rows at a time.
+  auto staged = [&](unsigned r) {
+    return staging.pieceCols > 0 && r < staging.offset.size() && staging.offset[r] >= 0;
+  };
+  int64_t pieceCols = staging.pieceCols > 0 ? staging.pieceCols : t.n;
+  Value quad = e.urem(lane, i32(4)), warpRow = e.udiv(lane, i32(4));
+  Value region = staging.pieceCols > 0
+                     ? sharedAt(smem, e.add(i32(stagingOffset),
+                                            e.mul(e.add(e.mul(wg, i32(4)), warp),
+                                                  i32(staging.warpBytes))))
+                     : Value();
+  // The copy to global memory: per output, a lane's row and column in the
+  // 8 x pieceCols block and its offsets (shared, global), computed once;
+  // each vector adds constants. `rows[i]`: the output at the half's first
+  // row and the tile's first column.
+  struct CopyOut {
+    int64_t vector = 1, bytes = 1, perRow = 1;
+    Type type;
+    Value laneRow, laneCol, sharedLane, globalLane;
+    Value rows[2];
+  };
+  SmallVector<CopyOut> copyOut(yield->getNumOperands());
+  Value warpRow0 = e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64))), e.mul(warp, i32(16)));
+  Value colsLeft = e.sub(i32(l.n), e.mul(tn, i32(t.n)));
+  Value rowsLeft = e.sub(i32(l.m), warpRow0);
+  for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
+    if (!staged(r))
+      continue;
+    CopyOut &c = copyOut[r];
+    ElemTypes et = *elemTypes(yield->getOperand(r).getType());
+    c.vector = staging.vector[r];
+    c.bytes = et.bytes;
+    c.perRow = pieceCols / c.vector;
+    int64_t width = c.vector * c.bytes;
+    c.type = width >= 8   ? Type(VectorType::get({width / 4}, e.i32))
+             : width == 4 ? e.i32
+             : width == 2 ? Type(builder.getI16Type())
+                          : e.i8;
+    c.laneRow = c.perRow <= 32 ? e.udiv(lane, i32(c.perRow)) : i32(0);
+    c.laneCol = c.perRow <= 32 ? e.mul(e.urem(lane, i32(c.perRow)), i32(c.vector))
+                               : e.mul(lane, i32(c.vector));
+    c.sharedLane = e.add(e.mul(c.laneRow, i32(staging.rowStride[r])),
+                         e.mul(c.laneCol, i32(c.bytes)));
+    c.globalLane = e.add(e.mul(e.zext(e.i64, c.laneRow), e.i64c(l.n * c.bytes)),
+                         e.mul(e.zext(e.i64, c.laneCol), e.i64c(c.bytes)));
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = e.zext(e.i64, e.add(warpRow0, i32(8 * i)));
+      Value first = e.add(e.mul(e.add(e.mul(b64, e.i64c(l.m)), row), e.i64c(l.n)),
+                          e.zext(e.i64, e.mul(tn, i32(t.n))));
+      c.rows[i] = e.gep(outPtrs[r], e.i8, e.mul(first, e.i64c(c.bytes)));
+    }
+  }
   for (int64_t i = 0; i < 2 && status.ok(); ++i) {
     Value row = e.add(rowBase, i32(8 * i));
     Value row64 = e.zext(e.i64, row);
     Value rowOk = e.icmp(LLVM::ICmpPredicate::ult, row, i32(l.m));
     Value rowFlat = e.mul(e.add(e.mul(b64, e.i64c(l.m)), row64), e.i64c(l.n));
-    for (int64_t j = 0; j < t.n / 8 && status.ok(); ++j) {
+    for (int64_t piece = 0; piece < t.n / pieceCols && status.ok(); ++piece) {
+     for (int64_t jj = 0; jj < pieceCols / 8 && status.ok(); ++jj) {
+      int64_t j = piece * (pieceCols / 8) + jj;
       for (int64_t p = 0; p < (pairs ? 1 : 2) && status.ok(); ++p) {
         Value col = e.add(colBase, i32(8 * j + p));
         auto body = [&] {
@@ -415,7 +478,20 @@ absl::Status MatmulWgmmaEmitter::epilogue(ArrayRef<Value> accs, Value b, Value t
             }
           }
           for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
-            if (maps[r]) {
+            if (staged(r)) {
+              // Into the staging region at (row of the half, column in the
+              // piece).
+              ElemTypes et = *elemTypes(yield->getOperand(r).getType());
+              SmallVector<Value> stored;
+              for (Value v : values[r])
+                stored.push_back(toStorage(v, et));
+              Value column = e.add(e.mul(quad, i32(2)), i32(8 * jj + p));
+              Value offset = e.add(i32(staging.offset[r]),
+                                   e.add(e.mul(warpRow, i32(staging.rowStride[r])),
+                                         e.mul(column, i32(et.bytes))));
+              e.store(stored.size() == 1 ? stored[0] : e.pack(stored), sharedAt(region, offset),
+                      static_cast<unsigned>(stored.size() * et.bytes));
+            } else if (maps[r]) {
               // Through the output's slices, reshapes and transposes: a
               // pair where it stays one, else element by element.
               SmallVector<Value> coords(batch.begin(), batch.end());
@@ -443,6 +519,44 @@ absl::Status MatmulWgmmaEmitter::epilogue(ArrayRef<Value> accs, Value b, Value t
         else
           body();
       }
+     }
+     if (staging.pieceCols == 0 || !status.ok())
+       continue;
+     // The half's 8 rows of the piece from the staging region to global
+     // memory: `vector` contiguous elements a lane, consecutive lanes along
+     // a row (coalesced); then the region is free for the next piece.
+     NVVM::SyncWarpOp::create(builder, i32(-1));
+     for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
+       if (!staged(r))
+         continue;
+       const CopyOut &c = copyOut[r];
+       for (int64_t it = 0; it < 8 * c.perRow / 32; ++it) {
+         // Vector 32 it + lane of the 8 x perRow: its row and column.
+         int64_t itRow = c.perRow <= 32 ? it * (32 / c.perRow) : it / (c.perRow / 32);
+         int64_t itCol = c.perRow <= 32 ? 0 : (it % (c.perRow / 32)) * 32 * c.vector;
+         int64_t col0 = piece * pieceCols + itCol;
+         auto copy = [&] {
+           Value from = sharedAt(region, e.add(c.sharedLane,
+                                               i32(staging.offset[r] +
+                                                   itRow * staging.rowStride[r] +
+                                                   itCol * c.bytes)));
+           Value data = e.load(c.type, from, static_cast<unsigned>(c.vector * c.bytes));
+           Value to = e.gep(c.rows[i], e.i8,
+                            e.add(c.globalLane, e.i64c((itRow * l.n + col0) * c.bytes)));
+           e.store(data, to, static_cast<unsigned>(c.vector * c.bytes));
+         };
+         if (guarded)
+           // rowsLeft is negative for a warp below the last row.
+           e.ifThen(e.band(e.icmp(LLVM::ICmpPredicate::slt,
+                                  e.add(c.laneRow, i32(8 * i + itRow)), rowsLeft),
+                           e.icmp(LLVM::ICmpPredicate::ult, e.add(c.laneCol, i32(col0)),
+                                  colsLeft)),
+                    copy);
+         else
+           copy();
+       }
+     }
+     NVVM::SyncWarpOp::create(builder, i32(-1));
     }
   }
   return status;
@@ -538,6 +652,10 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     it = out[0];
     accs.assign(out.begin() + 1, out.end());
     accs = waitAcc(accs, 0);
+    // A fence before the epilogue: ptxas would otherwise hoist the
+    // epilogue's loads (a bias) above the wait, into the last wgmmas'
+    // pipeline stage, and then serialize every wgmma of the kernel (C7514).
+    NVVM::MembarOp::create(builder, NVVM::MemScopeKind::CTA);
     release(e.sub(it, i32(1)));
 
     auto runEpilogue = [&](ArrayRef<Value> finals) {
@@ -549,12 +667,12 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
       e.condBr(interior, fast, slow);
       e.setBlock(fast);
       if (status.ok())
-        status = epilogue(finals, b, tm, tn, wg, warp, lane, /*guarded=*/false);
+        status = epilogue(smem, finals, b, tm, tn, wg, warp, lane, /*guarded=*/false);
       e.br(done);
       e.moveToEnd(slow);
       e.setBlock(slow);
       if (status.ok())
-        status = epilogue(finals, b, tm, tn, wg, warp, lane, /*guarded=*/true);
+        status = epilogue(smem, finals, b, tm, tn, wg, warp, lane, /*guarded=*/true);
       e.br(done);
       e.moveToEnd(done);
       e.setBlock(done);
@@ -650,6 +768,9 @@ absl::Status MatmulWgmmaEmitter::build() {
   bBytes = t.n * t.k * 2;
   barrierOffset = t.stages * t.stageBytes();
   flagOffset = barrierOffset + 16 * t.stages;
+  stagingOffset = flagOffset + 16;
+  staging = wgmmaStaging(l);
+  t.staging = staging.bytes(t.consumers());
   if (numTiles * t.split >= (int64_t(1) << 31))
     return unimplemented(kernel, "more than 2^31 work units");
   if (t.split > 1 && perSplit * (t.split - 1) >= numK)
@@ -735,9 +856,10 @@ absl::StatusOr<TensorCoreKernel> emitMatmulWgmma(const StrategyInput &in) {
   auto tile = in.launch.getTile();
   int64_t rhs = static_cast<int64_t>(layout->rhs.size());
   if (tile.size() != 3 || (tile[0] != 64 && tile[0] != 128) ||
-      (tile[1] != 128 && tile[1] != 256) || tile[2] != 64 || tile[1] * rhs > 256)
+      (tile[1] != 128 && tile[1] != 192 && tile[1] != 256) || tile[2] != 64 ||
+      tile[1] * rhs > 256)
     return absl::InvalidArgumentError(
-        "matmul_wgmma builds 64 or 128 x 128 or 256 tiles with 64 K a stage, at most 256 "
+        "matmul_wgmma builds 64 or 128 x 128, 192 or 256 tiles with 64 K a stage, at most 256 "
         "accumulator columns");
   if (in.launch.getBlock() != 128 * (1 + tile[0] / 64))
     return absl::InvalidArgumentError("matmul_wgmma runs a producer and a consumer warpgroup "

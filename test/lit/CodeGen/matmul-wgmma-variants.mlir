@@ -1,11 +1,12 @@
-// matmul_wgmma tile variants: the narrow (decode) tile, split-K, and the dual
-// GEMM that shares one lhs (SwiGLU), each assembled by ptxas without spills.
+// matmul_wgmma tile variants: the narrow (decode) tile, split-K, the dual
+// GEMM that shares one lhs (SwiGLU) and 192-column tiles, each assembled by
+// ptxas without spills.
 // RUN: fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PLAN
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=ATTRS < %t/out.mlir
-// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/decode.k0_matmul.ptx %t/split_k.k0_matmul.ptx %t/swiglu.k0_matmul_mul.ptx
+// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/decode.k0_matmul.ptx %t/split_k.k0_matmul.ptx %t/swiglu.k0_matmul_mul.ptx %t/qkv.k0_matmul_add.ptx %t/proj_odd.k0_matmul_add.ptx
 // REQUIRES: ptxas
 
 // Decode: 16 rows. A 64-row tile with one consumer warpgroup (256 threads,
@@ -60,4 +61,34 @@ func.func @swiglu(%x: tensor<4096x2048xbf16>, %wg: tensor<5632x2048xbf16>, %wu: 
   %s = fusec.silu %g : tensor<4096x5632xbf16>
   %y = fusec.mul %s, %u : tensor<4096x5632xbf16>
   return %y : tensor<4096x5632xbf16>
+}
+
+// GPT-2's QKV projection (4096 x 2304, K 768, a bias): 288 tiles of 256
+// columns are 2.2 waves on 132 SMs, 384 of 192 are 2.9; waves x columns
+// picks 192 (wgmma n = 192, three 64-column boxes of B a stage).
+// PLAN-LABEL: func.func @qkv
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [128, 192, 64], stages = 5
+// CHECK-LABEL: llvm.func @k0_matmul_add(
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 192, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+func.func @qkv(%x: tensor<4096x768xf16>, %w: tensor<2304x768xf16>, %b: tensor<2304xf16>) -> tensor<4096x2304xf16> {
+  %0 = fusec.matmul %x, %w {transpose_rhs} : (tensor<4096x768xf16>, tensor<2304x768xf16>) -> tensor<4096x2304xf16>
+  %bb = fusec.broadcast %b dims [1] : tensor<2304xf16> -> tensor<4096x2304xf16>
+  %1 = fusec.add %0, %bb : tensor<4096x2304xf16>
+  return %1 : tensor<4096x2304xf16>
+}
+
+// 192 columns with an odd N, a residual and an f32 output: the staged
+// epilogue's 32-column pieces (six a tile).
+// PLAN-LABEL: func.func @proj_odd
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 128, block = 384, tile = [128, 192, 64], stages = 5
+// CHECK-LABEL: llvm.func @k0_matmul_add(
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 192, k = 16>
+// CHECK: llvm.store {{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
+// CHECK: nvvm.bar.warp.sync
+// CHECK: llvm.load {{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
+// CHECK: llvm.store {{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+func.func @proj_odd(%x: tensor<4096x3072xbf16>, %w: tensor<767x3072xbf16>, %r: tensor<4096x767xf32>) -> tensor<4096x767xf32> {
+  %0 = fusec.matmul %x, %w {transpose_rhs} : (tensor<4096x3072xbf16>, tensor<767x3072xbf16>) -> tensor<4096x767xf32>
+  %1 = fusec.add %0, %r : tensor<4096x767xf32>
+  return %1 : tensor<4096x767xf32>
 }

@@ -6,7 +6,8 @@
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=ATTRS < %t/out.mlir
 // RUN: FileCheck %s --check-prefix=PTX < %t/gelu_bias.k0_matmul_cast.ptx
-// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/gelu_bias.k0_matmul_cast.ptx %t/linear.k0_matmul.ptx %t/batched_t.k0_matmul.ptx
+// RUN: FileCheck %s --check-prefix=ODD < %t/lm_head.k0_matmul.ptx
+// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/gelu_bias.k0_matmul_cast.ptx %t/linear.k0_matmul.ptx %t/batched_t.k0_matmul.ptx %t/lm_head.k0_matmul.ptx
 // REQUIRES: ptxas
 
 // gelu(x W + b) in bf16, W row-major [K, N] (MN-major B).
@@ -46,6 +47,9 @@
 // CHECK: llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 1;"
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;"
+// A fence keeps ptxas from hoisting the bias loads into the wgmma pipeline
+// (which would serialize the wgmmas: ptxas_clean fails on C7514).
+// CHECK: nvvm.memory.barrier <cta>
 // The epilogue on the accumulator: bias, gelu (erf), bf16 pairs stored.
 // CHECK: llvm.extractvalue
 // CHECK: llvm.fadd
@@ -91,6 +95,29 @@ func.func @linear(%x: tensor<4096x1024xf16>, %w: tensor<3072x1024xf16>) -> tenso
 func.func @batched_t(%a: tensor<6x136x200xbf16>, %b: tensor<6x136x264xbf16>) -> tensor<6x200x264xbf16> {
   %0 = fusec.matmul %a, %b {transpose_lhs} : (tensor<6x136x200xbf16>, tensor<6x136x264xbf16>) -> tensor<6x200x264xbf16>
   return %0 : tensor<6x200x264xbf16>
+}
+
+// GPT-2's LM head: N = 50257 is odd, so a pair of columns is not aligned.
+// The epilogue stages each warp's 8 rows x 64 columns in shared memory
+// (one element at a time, rows 144 bytes apart), then stores them a row
+// per warp instruction: lane l writes column l (and l + 32) of each row.
+// PLAN-LABEL: func.func @lm_head
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [128, 256, 64], stages = 4, smem = 206928
+// CHECK-LABEL: llvm.func @k0_matmul(
+// CHECK: nvvm.memory.barrier <cta>
+// CHECK: llvm.store {{.*}} {alignment = 2 : i64} : f16, !llvm.ptr<3>
+// CHECK: nvvm.bar.warp.sync
+// CHECK: llvm.load {{.*}} {alignment = 2 : i64} : !llvm.ptr<3> -> i16
+// CHECK: llvm.store {{.*}} {alignment = 2 : i64} : i16, !llvm.ptr<1>
+// CHECK: nvvm.bar.warp.sync
+// ODD: membar.cta
+// ODD: st.shared.b16
+// ODD: bar.warp.sync
+// ODD: ld.shared.b16
+// ODD: st.global.b16
+func.func @lm_head(%x: tensor<2048x768xf16>, %w: tensor<50257x768xf16>) -> tensor<2048x50257xf16> {
+  %0 = fusec.matmul %x, %w {transpose_rhs} : (tensor<2048x768xf16>, tensor<50257x768xf16>) -> tensor<2048x50257xf16>
+  return %0 : tensor<2048x50257xf16>
 }
 
 // Rows that are not a multiple of 16 bytes cannot be TMA boxes: the SIMT

@@ -1,5 +1,6 @@
 """ptxas_clean.py PTXAS ARCH MAXREGS FILE...: assembles each PTX file with
-`ptxas -v -arch=ARCH`; fails on any warning (wgmma serialization is C75xx),
+`ptxas -v -arch=ARCH`; fails on any warning or C75xx advisory (wgmma
+serialization, which ptxas reports as "info"),
 any stack or spill, or more than MAXREGS registers a thread."""
 import re
 import subprocess
@@ -17,6 +18,9 @@ for f in files:
         problems.append("ptxas failed")
     if re.search(r"warning", out, re.IGNORECASE):
         problems.append("a warning")
+    # Performance advisories come as "info": C75xx is a serialized wgmma.
+    if re.search(r"\(C75\d\d\)|Performance Loss", out):
+        problems.append("a C75xx performance advisory")
     if not re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", out):
         problems.append("stack or spills")
     if not regs or int(regs.group(1)) > maxregs:
