@@ -3,7 +3,9 @@
 // Resolves the options (pass options, then the tools' environment overrides,
 // then the target's measured choices), makes sure every kernel carries a
 // launch plan, and generates each kernel: PTX attached to it, or its
-// LLVM/NVVM module appended to the input with emit=llvm.
+// LLVM/NVVM module appended to the input with emit=llvm. The kernels'
+// PTX is generated in parallel on the context's threads (one per core
+// unless the context's multithreading is off: --mlir-disable-threading).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -109,7 +112,6 @@ public:
     // Kernels that differ only in their name (a model's repeated layers)
     // are generated once: the others take the first one's PTX and entry,
     // so the kernel cache also compiles that PTX once.
-    llvm::StringMap<KernelOp> generated;
     auto structuralKey = [&](KernelOp kernel) {
       std::optional<StringRef> name = kernel.getName();
       std::string saved = name ? name->str() : "";
@@ -125,18 +127,22 @@ public:
     static const char *const kGeneratedAttrs[] = {
         "fusec.ptx",     "fusec.entry",   "fusec.grid",          "fusec.block",
         "fusec.strategy", "fusec.shared", "fusec.tensor_maps",   "fusec.scratch"};
+    // 1. Serially: each kernel's plan, and which kernels are generated
+    //    (the first of each structure; the rest follow it).
+    struct Job {
+      KernelOp kernel;
+      std::string key;
+      absl::StatusOr<GeneratedKernel> result = absl::UnknownError("not generated");
+    };
+    std::vector<Job> jobs;
+    llvm::StringMap<size_t> jobOf;
+    SmallVector<std::pair<KernelOp, size_t>> order; // (kernel, its job)
     for (KernelOp kernel : kernels) {
       std::string key = emit == "llvm" ? std::string() : structuralKey(kernel);
       if (!key.empty()) {
-        auto it = generated.find(key);
-        if (it != generated.end()) {
-          for (const char *attr : kGeneratedAttrs)
-            if (Attribute a = it->second->getAttr(attr))
-              kernel->setAttr(attr, a);
-          if (remarks)
-            emitRemark(kernel.getLoc())
-                << "same as '" << it->second->getAttrOfType<StringAttr>("fusec.entry").getValue()
-                << "': its PTX reused";
+        auto it = jobOf.find(key);
+        if (it != jobOf.end()) {
+          order.push_back({kernel, it->second});
           continue;
         }
       }
@@ -161,7 +167,6 @@ public:
               << stringifyStrategy(launch.getStrategy()) << " runs on another architecture; "
               << stringifyStrategy(replanned.getStrategy()) << " instead";
         kernel->setAttr("fusec.launch", replanned);
-        launch = replanned;
       }
       if (emit == "llvm") {
         auto module = buildKernelModule(kernel, options);
@@ -177,16 +182,49 @@ public:
         getOperation().getBody()->push_back(module->release());
         continue;
       }
-      auto g = generateKernel(kernel, options);
-      if (!g.ok()) {
-        if (failed(report(kernel, g.status())))
+      if (!key.empty())
+        jobOf[key] = jobs.size();
+      order.push_back({kernel, jobs.size()});
+      jobs.push_back(Job{kernel, std::move(key)});
+    }
+    if (jobs.empty())
+      return;
+
+    // 2. In parallel (the context's threads): each generated kernel's
+    //    module, LLVM's O3 and the NVPTX backend. A job touches only its
+    //    own kernel (a wgmma kernel records its tensor maps on it) and its
+    //    own LLVM context; the target machines are per thread.
+    mlir::parallelForEach(&getContext(), jobs,
+                          [&](Job &job) { job.result = generateKernel(job.kernel, options); });
+
+    // 3. Serially, in the kernels' order: the results attached, the
+    //    followers take their first's, remarks and dumps.
+    for (auto [kernel, index] : order) {
+      Job &job = jobs[index];
+      if (kernel != job.kernel) {
+        if (!job.result.ok()) {
+          if (failed(report(kernel, job.result.status())))
+            return signalPassFailure();
+          continue;
+        }
+        for (const char *attr : kGeneratedAttrs)
+          if (Attribute a = job.kernel->getAttr(attr))
+            kernel->setAttr(attr, a);
+        if (remarks)
+          emitRemark(kernel.getLoc())
+              << "same as '" << job.kernel->getAttrOfType<StringAttr>("fusec.entry").getValue()
+              << "': its PTX reused";
+        continue;
+      }
+      if (!job.result.ok()) {
+        if (failed(report(kernel, job.result.status())))
           return signalPassFailure();
         continue;
       }
-      kernel->setAttr("fusec.ptx", b.getStringAttr(g->ptx));
-      kernel->setAttr("fusec.entry", b.getStringAttr(g->entry));
-      if (!key.empty())
-        generated[key] = kernel;
+      const GeneratedKernel &g = *job.result;
+      auto launch = kernel->getAttrOfType<LaunchAttr>("fusec.launch");
+      kernel->setAttr("fusec.ptx", b.getStringAttr(g.ptx));
+      kernel->setAttr("fusec.entry", b.getStringAttr(g.entry));
       kernel->setAttr("fusec.grid", b.getDenseI64ArrayAttr({launch.getGrid()}));
       kernel->setAttr("fusec.block", b.getDenseI64ArrayAttr({launch.getBlock()}));
       kernel->setAttr("fusec.strategy", StrategyAttr::get(&getContext(), launch.getStrategy()));
@@ -195,7 +233,7 @@ public:
         kernel->setAttr("fusec.shared", b.getI64IntegerAttr(launch.getSmem()));
       if (remarks)
         emitRemark(kernel.getLoc())
-            << "generated '" << g->entry << "' for " << arch << ": "
+            << "generated '" << g.entry << "' for " << arch << ": "
             << stringifyStrategy(launch.getStrategy()) << ", grid " << launch.getGrid()
             << " x block " << launch.getBlock();
       if (!dumpDir.empty()) {
@@ -207,12 +245,12 @@ public:
                              << ec.message();
           return signalPassFailure();
         }
-        auto file = openOutputFile(dumpDir + "/" + prefix + g->entry + ".ptx", &error);
+        auto file = openOutputFile(dumpDir + "/" + prefix + g.entry + ".ptx", &error);
         if (!file) {
           kernel.emitError() << "fusec-codegen: " << error;
           return signalPassFailure();
         }
-        file->os() << g->ptx;
+        file->os() << g.ptx;
         file->keep();
       }
     }

@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 using namespace mlir;
 
@@ -113,23 +114,25 @@ absl::StatusOr<std::string> translateToPtx(ModuleOp module, const std::string &a
     LLVMInitializeNVPTXAsmPrinter();
   });
   std::string diagnostics;
+  // Kernels are translated in parallel in one MLIR context, whose handlers
+  // every thread sees: each call takes only its own thread's diagnostics.
+  std::thread::id owner = std::this_thread::get_id();
+  auto capture = [&](Diagnostic &d) -> LogicalResult {
+    if (std::this_thread::get_id() != owner)
+      return failure();
+    llvm::raw_string_ostream os(diagnostics);
+    os << d.getLocation() << ": " << d << "\n";
+    return success();
+  };
   {
-    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-      llvm::raw_string_ostream os(diagnostics);
-      os << d.getLocation() << ": " << d << "\n";
-      return success();
-    });
+    ScopedDiagnosticHandler handler(module.getContext(), capture);
     if (failed(verify(module)))
       return absl::InternalError("fusec codegen built invalid LLVM-dialect IR: " + diagnostics);
   }
   // NVVM ops without an LLVM intrinsic (wgmma.mma_async, mbarrier waits,
   // TMA with options) become the inline PTX MLIR writes for them.
   {
-    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-      llvm::raw_string_ostream os(diagnostics);
-      os << d.getLocation() << ": " << d << "\n";
-      return success();
-    });
+    ScopedDiagnosticHandler handler(module.getContext(), capture);
     PassManager pm(module.getContext());
     pm.addPass(createConvertNVVMToLLVMPass());
     if (failed(pm.run(module)))
@@ -138,11 +141,7 @@ absl::StatusOr<std::string> translateToPtx(ModuleOp module, const std::string &a
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule;
   {
-    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-      llvm::raw_string_ostream os(diagnostics);
-      os << d.getLocation() << ": " << d << "\n";
-      return success();
-    });
+    ScopedDiagnosticHandler handler(module.getContext(), capture);
     llvmModule = translateModuleToLLVMIR(module, llvmContext, "fusec");
   }
   if (!llvmModule)

@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/DenseMap.h"
@@ -614,6 +615,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
   // Pass 1: check every op and compile every kernel's PTX (no GPU needed).
   Operation *terminator = func->getBody().front().getTerminator();
   std::vector<std::shared_ptr<const std::string>> cubins;
+  std::vector<std::pair<Operation *, StringRef>> compiles; // (kernel, its PTX)
   for (Operation &op : func->getBody().front()) {
     if (&op == terminator)
       continue;
@@ -643,16 +645,30 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
     for (StringRef name : {"fusec.grid", "fusec.block"})
       if (auto d = dim3Attr(kernel, name); !d.ok())
         return d.status();
-    std::string ptxText = ptx.getValue().str();
-    auto cubin = cache.getOrCompile(
-        rt::KernelCache::makeKey({ptxText, target, "ptx->cubin"}),
+    compiles.push_back({&op, ptx.getValue()});
+  }
+  // Each kernel's cubin, compiled in parallel on the context's threads (the
+  // cache compiles a PTX text once: repeated layers wait for the first).
+  std::vector<absl::StatusOr<std::shared_ptr<const std::string>>> compiled(
+      compiles.size(), absl::UnknownError("not compiled"));
+  mlir::parallelFor(&context, 0, compiles.size(), [&](size_t i) {
+    StringRef ptxText = compiles[i].second;
+    compiled[i] = cache.getOrCompile(
+        rt::KernelCache::makeKey(
+            {absl::string_view(ptxText.data(), ptxText.size()), target, "ptx->cubin"}),
         // Plain sm_XY code (no arch-specific features) is compiled for the
         // GPU present, which runs it (sm_80 code on a Hopper).
-        [&] { return rt::compilePtx(ptxText, absl::EndsWith(target, "a") ? target : ""); });
-    if (!cubin.ok())
-      return absl::Status(cubin.status().code(),
-                          absl::StrCat(where(&op), ": ", cubin.status().message()));
-    cubins.push_back(*cubin);
+        [&] {
+          return rt::compilePtx(absl::string_view(ptxText.data(), ptxText.size()),
+                                absl::EndsWith(target, "a") ? target : "");
+        });
+  });
+  for (size_t i = 0; i < compiles.size(); ++i) {
+    if (!compiled[i].ok())
+      return absl::Status(compiled[i].status().code(),
+                          absl::StrCat(where(compiles[i].first), ": ",
+                                       compiled[i].status().message()));
+    cubins.push_back(*compiled[i]);
   }
 
   // Which kernel results are returned: those write straight into the
