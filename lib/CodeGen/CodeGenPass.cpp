@@ -136,6 +136,7 @@ public:
     };
     std::vector<Job> jobs;
     llvm::StringMap<size_t> jobOf;
+    llvm::DenseMap<Operation *, Strategy> replannedFrom;
     SmallVector<std::pair<KernelOp, size_t>> order; // (kernel, its job)
     for (KernelOp kernel : kernels) {
       std::string key = emit == "llvm" ? std::string() : structuralKey(kernel);
@@ -161,11 +162,10 @@ public:
         plan.rowChunks = options.rowChunks;
         plan.arch = options.arch;
         LaunchAttr replanned = planLaunch(kernel, *loaded, plan);
-        if (remarks)
-          emitRemark(kernel.getLoc())
-              << "re-planned for " << options.arch << ": "
-              << stringifyStrategy(launch.getStrategy()) << " runs on another architecture; "
-              << stringifyStrategy(replanned.getStrategy()) << " instead";
+        // With emit=ptx the remark waits for the kernel's turn in step 3.
+        replannedFrom[kernel] = launch.getStrategy();
+        if (remarks && emit == "llvm")
+          emitReplanned(kernel, options.arch, launch.getStrategy(), replanned.getStrategy());
         kernel->setAttr("fusec.launch", replanned);
       }
       if (emit == "llvm") {
@@ -223,6 +223,8 @@ public:
       }
       const GeneratedKernel &g = *job.result;
       auto launch = kernel->getAttrOfType<LaunchAttr>("fusec.launch");
+      if (auto it = replannedFrom.find(kernel); remarks && it != replannedFrom.end())
+        emitReplanned(kernel, options.arch, it->second, launch.getStrategy());
       kernel->setAttr("fusec.ptx", b.getStringAttr(g.ptx));
       kernel->setAttr("fusec.entry", b.getStringAttr(g.entry));
       kernel->setAttr("fusec.grid", b.getDenseI64ArrayAttr({launch.getGrid()}));
@@ -254,6 +256,12 @@ public:
         file->keep();
       }
     }
+  }
+
+  void emitReplanned(KernelOp kernel, StringRef forArch, Strategy from, Strategy to) {
+    emitRemark(kernel.getLoc()) << "re-planned for " << forArch << ": " << stringifyStrategy(from)
+                                << " runs on another architecture; " << stringifyStrategy(to)
+                                << " instead";
   }
 
   /// A kernel fusec does not generate yet is a remark; anything else an error.

@@ -104,8 +104,9 @@ struct WgmmaTile {
 /// the widest vectors N keeps aligned), not the fragment's elements, 8 rows
 /// apart. Each consumer warp owns a region: per output, 8 rows of
 /// `pieceCols` columns (one half of its 16 rows, one piece of the tile's
-/// columns), padded so that the fragment's writes meet no bank conflicts. Outputs written through a
-/// store map are stored directly.
+/// columns), rows padded against bank conflicts (none for 2-byte outputs,
+/// two-way for 4-byte ones). Outputs written through a store map are
+/// stored directly.
 struct WgmmaStaging {
   int64_t pieceCols = 0; ///< 0: nothing is staged
   int64_t warpBytes = 0; ///< a warp's region

@@ -329,8 +329,8 @@ WgmmaStaging wgmmaStaging(const MatmulLayout &l) {
     return st;
   // 128 bytes of the widest output a row of a piece (64 columns of 2-byte
   // elements, 32 of 4-byte ones), 8 rows (one half of the warp's 16); rows
-  // padded by 16 or 32 bytes so that the 8 rows of a fragment's store fall
-  // in distinct banks.
+  // padded by 16 or 32 bytes: the 8 rows of a fragment's 2-byte store fall
+  // in distinct banks (4-byte ones: rows r and r + 4 share one, two-way).
   st.pieceCols = widest >= 4 ? 32 : 64;
   for (int64_t b : l.outputBytes) {
     if (b == 0) {

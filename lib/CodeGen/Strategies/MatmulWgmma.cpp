@@ -360,8 +360,9 @@ Value MatmulWgmmaEmitter::argument(BlockArgument arg, Value index, int lane) {
   return load(arg, index);
 }
 
-absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs, Value b, Value tm,
-                                          Value tn, Value wg, Value warp, Value lane,
+absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
+                                          Value b, Value tm, Value tn, Value wg,
+                                          Value warp, Value lane,
                                           bool guarded) {
   // Thread (warp, lane) of a consumer warpgroup holds rows 16 warp + lane / 4
   // (+ 8) and columns 8 j + 2 (lane % 4) (+ 1) of its 64 rows: element
@@ -369,7 +370,8 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs, Valu
   Operation *yield = body.getTerminator();
   Value rowBase = e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64))),
                         e.add(e.mul(warp, i32(16)), e.udiv(lane, i32(4))));
-  Value colBase = e.add(e.mul(tn, i32(t.n)), e.mul(e.urem(lane, i32(4)), i32(2)));
+  Value colBase =
+      e.add(e.mul(tn, i32(t.n)), e.mul(e.urem(lane, i32(4)), i32(2)));
   Value b64 = e.zext(e.i64, b);
   // The batch coordinates of the tile, outer first.
   SmallVector<Value> batch(l.batch.size());
@@ -390,15 +392,17 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs, Valu
   // Full-shape outputs go through the warp's staging region, a piece of
   // `pieceCols` columns of the half's 8 rows at a time.
   auto staged = [&](unsigned r) {
-    return staging.pieceCols > 0 && r < staging.offset.size() && staging.offset[r] >= 0;
+    return staging.pieceCols > 0 && r < staging.offset.size() &&
+           staging.offset[r] >= 0;
   };
   int64_t pieceCols = staging.pieceCols > 0 ? staging.pieceCols : t.n;
   Value quad = e.urem(lane, i32(4)), warpRow = e.udiv(lane, i32(4));
-  Value region = staging.pieceCols > 0
-                     ? sharedAt(smem, e.add(i32(stagingOffset),
-                                            e.mul(e.add(e.mul(wg, i32(4)), warp),
-                                                  i32(staging.warpBytes))))
-                     : Value();
+  Value region =
+      staging.pieceCols > 0
+          ? sharedAt(smem, e.add(i32(stagingOffset),
+                                 e.mul(e.add(e.mul(wg, i32(4)), warp),
+                                       i32(staging.warpBytes))))
+          : Value();
   // The copy to global memory: per output, a lane's row and column in the
   // 8 x pieceCols block and its offsets (shared, global), computed once;
   // each vector adds constants. `rows[i]`: the output at the half's first
@@ -410,7 +414,8 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs, Valu
     Value rows[2];
   };
   SmallVector<CopyOut> copyOut(yield->getNumOperands());
-  Value warpRow0 = e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64))), e.mul(warp, i32(16)));
+  Value warpRow0 = e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64))),
+                         e.mul(warp, i32(16)));
   Value colsLeft = e.sub(i32(l.n), e.mul(tn, i32(t.n)));
   Value rowsLeft = e.sub(i32(l.m), warpRow0);
   for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
@@ -427,16 +432,18 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs, Valu
              : width == 2 ? Type(builder.getI16Type())
                           : e.i8;
     c.laneRow = c.perRow <= 32 ? e.udiv(lane, i32(c.perRow)) : i32(0);
-    c.laneCol = c.perRow <= 32 ? e.mul(e.urem(lane, i32(c.perRow)), i32(c.vector))
-                               : e.mul(lane, i32(c.vector));
+    c.laneCol = c.perRow <= 32
+                    ? e.mul(e.urem(lane, i32(c.perRow)), i32(c.vector))
+                    : e.mul(lane, i32(c.vector));
     c.sharedLane = e.add(e.mul(c.laneRow, i32(staging.rowStride[r])),
                          e.mul(c.laneCol, i32(c.bytes)));
     c.globalLane = e.add(e.mul(e.zext(e.i64, c.laneRow), e.i64c(l.n * c.bytes)),
                          e.mul(e.zext(e.i64, c.laneCol), e.i64c(c.bytes)));
     for (int64_t i = 0; i < 2; ++i) {
       Value row = e.zext(e.i64, e.add(warpRow0, i32(8 * i)));
-      Value first = e.add(e.mul(e.add(e.mul(b64, e.i64c(l.m)), row), e.i64c(l.n)),
-                          e.zext(e.i64, e.mul(tn, i32(t.n))));
+      Value first =
+          e.add(e.mul(e.add(e.mul(b64, e.i64c(l.m)), row), e.i64c(l.n)),
+                e.zext(e.i64, e.mul(tn, i32(t.n))));
       c.rows[i] = e.gep(outPtrs[r], e.i8, e.mul(first, e.i64c(c.bytes)));
     }
   }
@@ -446,117 +453,126 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs, Valu
     Value rowOk = e.icmp(LLVM::ICmpPredicate::ult, row, i32(l.m));
     Value rowFlat = e.mul(e.add(e.mul(b64, e.i64c(l.m)), row64), e.i64c(l.n));
     for (int64_t piece = 0; piece < t.n / pieceCols && status.ok(); ++piece) {
-     for (int64_t jj = 0; jj < pieceCols / 8 && status.ok(); ++jj) {
-      int64_t j = piece * (pieceCols / 8) + jj;
-      for (int64_t p = 0; p < (pairs ? 1 : 2) && status.ok(); ++p) {
-        Value col = e.add(colBase, i32(8 * j + p));
-        auto body = [&] {
-          openScope();
-          pairLoads.clear();
-          Value col64 = e.zext(e.i64, col);
-          Value flat0 = e.add(rowFlat, col64);
-          SmallVector<SmallVector<Value>> values(yield->getNumOperands());
-          pairFirst = flat0;
-          pairIndex = pairs ? e.add(flat0, e.i64c(1)) : Value();
-          for (int64_t q = 0; q < (pairs ? 2 : 1); ++q) {
-            int64_t element = 4 * j + 2 * i + (pairs ? q : p);
-            accElement.clear();
-            for (Value acc : accs)
-              accElement.push_back(e.extractValue(acc, element));
-            Value flat = q ? pairIndex : flat0;
-            elementCoords.assign(batch.begin(), batch.end());
-            elementCoords.push_back(row64);
-            elementCoords.push_back(q ? e.add(col64, e.i64c(1)) : col64);
-            elementIndex = flat;
-            for (auto [r, o] : llvm::enumerate(yield->getOperands())) {
-              auto v = eval(maps[r] ? maps[r]->source : o, flat, 0);
-              if (!v.ok()) {
-                status = v.status();
-                return;
+      for (int64_t jj = 0; jj < pieceCols / 8 && status.ok(); ++jj) {
+        int64_t j = piece * (pieceCols / 8) + jj;
+        for (int64_t p = 0; p < (pairs ? 1 : 2) && status.ok(); ++p) {
+          Value col = e.add(colBase, i32(8 * j + p));
+          auto body = [&] {
+            openScope();
+            pairLoads.clear();
+            Value col64 = e.zext(e.i64, col);
+            Value flat0 = e.add(rowFlat, col64);
+            SmallVector<SmallVector<Value>> values(yield->getNumOperands());
+            pairFirst = flat0;
+            pairIndex = pairs ? e.add(flat0, e.i64c(1)) : Value();
+            for (int64_t q = 0; q < (pairs ? 2 : 1); ++q) {
+              int64_t element = 4 * j + 2 * i + (pairs ? q : p);
+              accElement.clear();
+              for (Value acc : accs)
+                accElement.push_back(e.extractValue(acc, element));
+              Value flat = q ? pairIndex : flat0;
+              elementCoords.assign(batch.begin(), batch.end());
+              elementCoords.push_back(row64);
+              elementCoords.push_back(q ? e.add(col64, e.i64c(1)) : col64);
+              elementIndex = flat;
+              for (auto [r, o] : llvm::enumerate(yield->getOperands())) {
+                auto v = eval(maps[r] ? maps[r]->source : o, flat, 0);
+                if (!v.ok()) {
+                  status = v.status();
+                  return;
+                }
+                values[r].push_back(*v);
               }
-              values[r].push_back(*v);
             }
-          }
-          for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
-            if (staged(r)) {
-              // Into the staging region at (row of the half, column in the
-              // piece).
-              ElemTypes et = *elemTypes(yield->getOperand(r).getType());
-              SmallVector<Value> stored;
-              for (Value v : values[r])
-                stored.push_back(toStorage(v, et));
-              Value column = e.add(e.mul(quad, i32(2)), i32(8 * jj + p));
-              Value offset = e.add(i32(staging.offset[r]),
-                                   e.add(e.mul(warpRow, i32(staging.rowStride[r])),
-                                         e.mul(column, i32(et.bytes))));
-              e.store(stored.size() == 1 ? stored[0] : e.pack(stored), sharedAt(region, offset),
-                      static_cast<unsigned>(stored.size() * et.bytes));
-            } else if (maps[r]) {
-              // Through the output's slices, reshapes and transposes: a
-              // pair where it stays one, else element by element.
-              SmallVector<Value> coords(batch.begin(), batch.end());
-              coords.push_back(row64);
-              coords.push_back(col64);
-              if (values[r].size() == 2 && maps[r]->pairs) {
-                storeMapped(r, *maps[r], values[r], coords);
-                continue;
+            for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
+              if (staged(r)) {
+                // Into the staging region at (row of the half, column in the
+                // piece).
+                ElemTypes et = *elemTypes(yield->getOperand(r).getType());
+                SmallVector<Value> stored;
+                for (Value v : values[r])
+                  stored.push_back(toStorage(v, et));
+                Value column = e.add(e.mul(quad, i32(2)), i32(8 * jj + p));
+                Value offset =
+                    e.add(i32(staging.offset[r]),
+                          e.add(e.mul(warpRow, i32(staging.rowStride[r])),
+                                e.mul(column, i32(et.bytes))));
+                e.store(stored.size() == 1 ? stored[0] : e.pack(stored),
+                        sharedAt(region, offset),
+                        static_cast<unsigned>(stored.size() * et.bytes));
+              } else if (maps[r]) {
+                // Through the output's slices, reshapes and transposes: a
+                // pair where it stays one, else element by element.
+                SmallVector<Value> coords(batch.begin(), batch.end());
+                coords.push_back(row64);
+                coords.push_back(col64);
+                if (values[r].size() == 2 && maps[r]->pairs) {
+                  storeMapped(r, *maps[r], values[r], coords);
+                  continue;
+                }
+                for (auto [q, v] : llvm::enumerate(values[r])) {
+                  coords.back() = q ? e.add(col64, e.i64c(1)) : col64;
+                  storeMapped(r, *maps[r], v, coords);
+                }
+              } else if (values[r].size() == 2) {
+                storeVector(r, values[r], flat0);
+              } else {
+                storeResult(r, values[r][0], flat0);
               }
-              for (auto [q, v] : llvm::enumerate(values[r])) {
-                coords.back() = q ? e.add(col64, e.i64c(1)) : col64;
-                storeMapped(r, *maps[r], v, coords);
-              }
-            } else if (values[r].size() == 2) {
-              storeVector(r, values[r], flat0);
-            } else {
-              storeResult(r, values[r][0], flat0);
             }
-          }
-          elementIndex = pairFirst = pairIndex = Value();
-          closeScope();
-        };
-        if (guarded)
-          e.ifThen(e.band(rowOk, e.icmp(LLVM::ICmpPredicate::ult, col, i32(l.n))), body);
-        else
-          body();
+            elementIndex = pairFirst = pairIndex = Value();
+            closeScope();
+          };
+          if (guarded)
+            e.ifThen(
+                e.band(rowOk, e.icmp(LLVM::ICmpPredicate::ult, col, i32(l.n))),
+                body);
+          else
+            body();
+        }
       }
-     }
-     if (staging.pieceCols == 0 || !status.ok())
-       continue;
-     // The half's 8 rows of the piece from the staging region to global
-     // memory: `vector` contiguous elements a lane, consecutive lanes along
-     // a row (coalesced); then the region is free for the next piece.
-     NVVM::SyncWarpOp::create(builder, i32(-1));
-     for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
-       if (!staged(r))
-         continue;
-       const CopyOut &c = copyOut[r];
-       for (int64_t it = 0; it < 8 * c.perRow / 32; ++it) {
-         // Vector 32 it + lane of the 8 x perRow: its row and column.
-         int64_t itRow = c.perRow <= 32 ? it * (32 / c.perRow) : it / (c.perRow / 32);
-         int64_t itCol = c.perRow <= 32 ? 0 : (it % (c.perRow / 32)) * 32 * c.vector;
-         int64_t col0 = piece * pieceCols + itCol;
-         auto copy = [&] {
-           Value from = sharedAt(region, e.add(c.sharedLane,
-                                               i32(staging.offset[r] +
-                                                   itRow * staging.rowStride[r] +
-                                                   itCol * c.bytes)));
-           Value data = e.load(c.type, from, static_cast<unsigned>(c.vector * c.bytes));
-           Value to = e.gep(c.rows[i], e.i8,
-                            e.add(c.globalLane, e.i64c((itRow * l.n + col0) * c.bytes)));
-           e.store(data, to, static_cast<unsigned>(c.vector * c.bytes));
-         };
-         if (guarded)
-           // rowsLeft is negative for a warp below the last row.
-           e.ifThen(e.band(e.icmp(LLVM::ICmpPredicate::slt,
-                                  e.add(c.laneRow, i32(8 * i + itRow)), rowsLeft),
-                           e.icmp(LLVM::ICmpPredicate::ult, e.add(c.laneCol, i32(col0)),
-                                  colsLeft)),
-                    copy);
-         else
-           copy();
-       }
-     }
-     NVVM::SyncWarpOp::create(builder, i32(-1));
+      if (staging.pieceCols == 0 || !status.ok())
+        continue;
+      // The half's 8 rows of the piece from the staging region to global
+      // memory: `vector` contiguous elements a lane, consecutive lanes along
+      // a row (coalesced); then the region is free for the next piece.
+      NVVM::SyncWarpOp::create(builder, i32(-1));
+      for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
+        if (!staged(r))
+          continue;
+        const CopyOut &c = copyOut[r];
+        for (int64_t it = 0; it < 8 * c.perRow / 32; ++it) {
+          // Vector 32 it + lane of the 8 x perRow: its row and column.
+          int64_t itRow =
+              c.perRow <= 32 ? it * (32 / c.perRow) : it / (c.perRow / 32);
+          int64_t itCol =
+              c.perRow <= 32 ? 0 : (it % (c.perRow / 32)) * 32 * c.vector;
+          int64_t col0 = piece * pieceCols + itCol;
+          auto copy = [&] {
+            Value from = sharedAt(
+                region, e.add(c.sharedLane, i32(staging.offset[r] +
+                                                itRow * staging.rowStride[r] +
+                                                itCol * c.bytes)));
+            Value data =
+                e.load(c.type, from, static_cast<unsigned>(c.vector * c.bytes));
+            Value to = e.gep(
+                c.rows[i], e.i8,
+                e.add(c.globalLane, e.i64c((itRow * l.n + col0) * c.bytes)));
+            e.store(data, to, static_cast<unsigned>(c.vector * c.bytes));
+          };
+          if (guarded)
+            // rowsLeft is negative for a warp below the last row.
+            e.ifThen(
+                e.band(e.icmp(LLVM::ICmpPredicate::slt,
+                              e.add(c.laneRow, i32(8 * i + itRow)), rowsLeft),
+                       e.icmp(LLVM::ICmpPredicate::ult,
+                              e.add(c.laneCol, i32(col0)), colsLeft)),
+                copy);
+          else
+            copy();
+        }
+      }
+      NVVM::SyncWarpOp::create(builder, i32(-1));
     }
   }
   return status;
@@ -771,6 +787,12 @@ absl::Status MatmulWgmmaEmitter::build() {
   stagingOffset = flagOffset + 16;
   staging = wgmmaStaging(l);
   t.staging = staging.bytes(t.consumers());
+  // The launch gives the kernel the plan's shared memory: a plan made by
+  // an older fusec (no staging) must not let the epilogue write past it.
+  if (launch.getSmem() < wgmmaSharedBytes(t))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matmul_wgmma: the plan's shared memory (", launch.getSmem(), " bytes) is less than the ",
+        wgmmaSharedBytes(t), " this tile needs (re-run fusec-tile)"));
   if (numTiles * t.split >= (int64_t(1) << 31))
     return unimplemented(kernel, "more than 2^31 work units");
   if (t.split > 1 && perSplit * (t.split - 1) >= numK)
