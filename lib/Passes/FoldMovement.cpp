@@ -1,4 +1,4 @@
-//===- FoldMovement.cpp - Movement kernels into matmul kernels --*- C++ -*-===//
+//===- FoldMovement.cpp - Movement kernels into neighbours --*- C++ -*-===//
 //
 // The last step of fusec-fuse. Fusion leaves every transpose and slice a
 // kernel of its own; next to a matmul they need not be:
@@ -19,6 +19,13 @@
 // (matmulOnTensorCores); every other target still runs it (the SIMT
 // fallback writes through the same maps). Both remove a kernel launch and
 // one round trip of the moved tensor through HBM.
+//
+// - Into an elementwise consumer. A concat or slice kernel (elementwise ops
+//   beside it allowed; no transpose, gather, reduction or matmul) whose
+//   result one elementwise kernel reads is cloned into that kernel, which
+//   reads the movement's inputs at the element's mapped index: rotary
+//   embedding's rotate_half, concat(-x2, x1), is no longer a kernel of its
+//   own before x * cos + rotate_half(x) * sin.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,7 +86,7 @@ Value throughReshapes(Value v, SmallVectorImpl<ReshapeOp> &chain) {
 KernelOp rebuild(KernelOp k, ArrayRef<Value> inputs,
                  function_ref<void(OpBuilder &, Block &, IRMapping &)> prologue,
                  function_ref<SmallVector<Value>(OpBuilder &, IRMapping &)> epilogue,
-                 ArrayRef<bool> keep, TypeRange extraTypes = {}) {
+                 ArrayRef<bool> keep, TypeRange extraTypes = {}, bool matmulEpilogue = true) {
   OpBuilder builder(k);
   Block &old = k.getBody().front();
   Operation *yield = old.getTerminator();
@@ -90,7 +97,8 @@ KernelOp rebuild(KernelOp k, ArrayRef<Value> inputs,
   types.append(extraTypes.begin(), extraTypes.end());
   auto kernel = KernelOp::create(builder, k.getLoc(), types, inputs, k.getNameAttr());
   kernel->setDiscardableAttrs(k->getDiscardableAttrDictionary());
-  kernel->setAttr("fusec.matmul_epilogue", builder.getUnitAttr());
+  if (matmulEpilogue)
+    kernel->setAttr("fusec.matmul_epilogue", builder.getUnitAttr());
   Block *block = new Block();
   kernel.getBody().push_back(block);
   for (Value in : inputs)
@@ -250,7 +258,89 @@ bool foldIntoLoad(KernelOp k) {
   return false;
 }
 
+bool hasReductionOrMatmul(KernelOp k) {
+  bool found = false;
+  k.getBody().walk([&](Operation *op) { found |= isa<MatmulOp, ReduceOp>(op); });
+  return found;
+}
+
+/// A kernel of one result that moves data by concat or slice, with at most
+/// elementwise ops beside (rotate_half's neg): no reduction, matmul,
+/// transpose or gather.
+bool concatOrSliceKernel(KernelOp k) {
+  if (k.getNumResults() != 1)
+    return false;
+  bool moves = false;
+  for (Operation &op : k.getBody().front().without_terminator()) {
+    if (isa<MatmulOp, ReduceOp, TransposeOp, GatherOp, KernelOp>(op))
+      return false;
+    moves |= isa<ConcatOp, SliceOp>(op);
+  }
+  return moves;
+}
+
+/// Folds concat or slice kernel `m` into the load of the one kernel that
+/// reads its result, when that kernel is elementwise; true if it did.
+bool foldIntoConsumer(KernelOp m) {
+  if (!concatOrSliceKernel(m) || !m.getResult(0).hasOneUse())
+    return false;
+  auto k = dyn_cast<KernelOp>(*m.getResult(0).getUsers().begin());
+  if (!k || hasReductionOrMatmul(k))
+    return false;
+  Block &body = k.getBody().front();
+  unsigned j = m.getResult(0).getUses().begin()->getOperandNumber();
+  // The consumer's inputs: the moved value's place taken by the movement's
+  // inputs, appended.
+  SmallVector<Value> inputs;
+  for (auto [i, v] : llvm::enumerate(k.getInputs()))
+    if (i != j)
+      inputs.push_back(v);
+  unsigned first = inputs.size();
+  inputs.append(m.getInputs().begin(), m.getInputs().end());
+  SmallVector<bool> keep(k.getNumResults(), true);
+  KernelOp folded = rebuild(
+      k, inputs,
+      [&](OpBuilder &b, Block &nb, IRMapping &map) {
+        unsigned next = 0;
+        for (auto [i, a] : llvm::enumerate(body.getArguments()))
+          if (i != j)
+            map.map(a, nb.getArgument(next++));
+        IRMapping through;
+        Block &moved = m.getBody().front();
+        for (auto [i, a] : llvm::enumerate(moved.getArguments()))
+          through.map(a, nb.getArgument(first + i));
+        for (Operation &op : moved.without_terminator())
+          b.clone(op, through);
+        map.map(body.getArgument(j), through.lookup(moved.getTerminator()->getOperand(0)));
+      },
+      [](OpBuilder &, IRMapping &) { return SmallVector<Value>(); }, keep, {},
+      /*matmulEpilogue=*/false);
+  LLVM_DEBUG(llvm::dbgs() << "fold-movement: " << m.getNameAttr() << " into the load of "
+                          << k.getNameAttr() << "\n");
+  for (auto [from, to] : llvm::zip(k.getResults(), folded.getResults()))
+    from.replaceAllUsesWith(to);
+  k.erase();
+  m.erase();
+  return true;
+}
+
 } // namespace
+
+void foldMovementIntoConsumers(func::FuncOp func) {
+  // A fold erases two kernels (the movement and its consumer, rebuilt):
+  // walk again after each.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SmallVector<KernelOp> kernels;
+    func.walk([&](KernelOp k) { kernels.push_back(k); });
+    for (KernelOp k : kernels)
+      if (foldIntoConsumer(k)) {
+        changed = true;
+        break;
+      }
+  }
+}
 
 void foldMovementIntoMatmuls(func::FuncOp func) {
   bool changed = true;

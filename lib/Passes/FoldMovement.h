@@ -19,6 +19,10 @@ namespace fusec {
 /// tensor-core strategies take the result.
 void foldMovementIntoMatmuls(mlir::func::FuncOp func);
 
+/// Folds each concat or slice kernel (elementwise ops beside allowed) whose
+/// result only one elementwise kernel reads into that kernel's loads.
+void foldMovementIntoConsumers(mlir::func::FuncOp func);
+
 } // namespace fusec
 
 #endif // FUSEC_LIB_PASSES_FOLDMOVEMENT_H

@@ -738,6 +738,7 @@ public:
       if (failed(fuser.run()))
         return signalPassFailure();
       foldMovementIntoMatmuls(func);
+      foldMovementIntoConsumers(func);
     }
   }
 };

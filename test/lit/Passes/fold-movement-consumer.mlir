@@ -1,0 +1,45 @@
+// fusec-fuse folds a concat or slice kernel (elementwise ops beside it
+// allowed) into the one elementwise kernel that reads it: rotary
+// embedding's x * cos + rotate_half(x) * sin, rotate_half(x) =
+// concat(-x2, x1), is one kernel that reads x, cos and sin (it was the
+// slices, the concat and the elementwise kernel). A concat that is read
+// elsewhere too stays a kernel of its own.
+// RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
+// RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=rope | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=shared | FileCheck %s --check-prefix=SAME
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t/sm_90a" -o /dev/null
+// RUN: %python %S/../CodeGen/Inputs/ptxas_all.py %ptxas %t 3
+// REQUIRES: ptxas
+// SAME: PASS
+
+// CHECK-LABEL: func.func @rope
+// CHECK: fusec.kernel
+// CHECK: fusec.concat
+// CHECK: fusec.yield
+// CHECK-NOT: fusec.kernel
+// CHECK: return
+func.func @rope(%x: tensor<2x4x128x64xf16>, %cos: tensor<128x64xf16>, %sin: tensor<128x64xf16>) -> tensor<2x4x128x64xf16> {
+  %x1 = fusec.slice %x offsets [0, 0, 0, 0] strides [1, 1, 1, 1] : tensor<2x4x128x64xf16> -> tensor<2x4x128x32xf16>
+  %x2 = fusec.slice %x offsets [0, 0, 0, 32] strides [1, 1, 1, 1] : tensor<2x4x128x64xf16> -> tensor<2x4x128x32xf16>
+  %n = fusec.neg %x2 : tensor<2x4x128x32xf16>
+  %r = fusec.concat %n, %x1 dim 3 : (tensor<2x4x128x32xf16>, tensor<2x4x128x32xf16>) -> tensor<2x4x128x64xf16>
+  %cb = fusec.broadcast %cos dims [2, 3] : tensor<128x64xf16> -> tensor<2x4x128x64xf16>
+  %sb = fusec.broadcast %sin dims [2, 3] : tensor<128x64xf16> -> tensor<2x4x128x64xf16>
+  %a = fusec.mul %x, %cb : tensor<2x4x128x64xf16>
+  %b = fusec.mul %r, %sb : tensor<2x4x128x64xf16>
+  %o = fusec.add %a, %b : tensor<2x4x128x64xf16>
+  return %o : tensor<2x4x128x64xf16>
+}
+
+// The concat is also a result of the function: it stays a kernel.
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[C:.*]] = fusec.kernel "{{.*}}concat"
+// CHECK: fusec.kernel "{{.*}}"({{.*}}%[[C]]
+// CHECK: return %[[C]]
+func.func @shared(%a: tensor<64x32xf32>, %b: tensor<64x32xf32>, %s: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %c = fusec.concat %a, %b dim 1 : (tensor<64x32xf32>, tensor<64x32xf32>) -> tensor<64x64xf32>
+  %m = fusec.mul %c, %s : tensor<64x64xf32>
+  %n = fusec.tanh %m : tensor<64x64xf32>
+  return %c, %n : tensor<64x64xf32>, tensor<64x64xf32>
+}
