@@ -290,25 +290,32 @@ bool foldIntoConsumer(KernelOp m) {
   Block &body = k.getBody().front();
   unsigned j = m.getResult(0).getUses().begin()->getOperandNumber();
   // The consumer's inputs: the moved value's place taken by the movement's
-  // inputs, appended.
+  // inputs, each value once (rotate_half's slices and the consumer read the
+  // same x: one argument, one load per element).
   SmallVector<Value> inputs;
-  for (auto [i, v] : llvm::enumerate(k.getInputs()))
-    if (i != j)
+  llvm::DenseMap<Value, unsigned> position;
+  auto place = [&](Value v) {
+    auto [it, added] = position.try_emplace(v, inputs.size());
+    if (added)
       inputs.push_back(v);
-  unsigned first = inputs.size();
-  inputs.append(m.getInputs().begin(), m.getInputs().end());
+    return it->second;
+  };
+  SmallVector<unsigned> kArg, mArg;
+  for (auto [i, v] : llvm::enumerate(k.getInputs()))
+    kArg.push_back(i == j ? 0 : place(v));
+  for (Value v : m.getInputs())
+    mArg.push_back(place(v));
   SmallVector<bool> keep(k.getNumResults(), true);
   KernelOp folded = rebuild(
       k, inputs,
       [&](OpBuilder &b, Block &nb, IRMapping &map) {
-        unsigned next = 0;
         for (auto [i, a] : llvm::enumerate(body.getArguments()))
           if (i != j)
-            map.map(a, nb.getArgument(next++));
+            map.map(a, nb.getArgument(kArg[i]));
         IRMapping through;
         Block &moved = m.getBody().front();
         for (auto [i, a] : llvm::enumerate(moved.getArguments()))
-          through.map(a, nb.getArgument(first + i));
+          through.map(a, nb.getArgument(mArg[i]));
         for (Operation &op : moved.without_terminator())
           b.clone(op, through);
         map.map(body.getArgument(j), through.lookup(moved.getTerminator()->getOperand(0)));

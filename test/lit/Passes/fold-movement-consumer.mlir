@@ -13,8 +13,9 @@
 // REQUIRES: ptxas
 // SAME: PASS
 
+// x is one operand (the slices and the consumer read the same tensor).
 // CHECK-LABEL: func.func @rope
-// CHECK: fusec.kernel
+// CHECK: fusec.kernel "{{.*}}"(%arg1, %arg2, %arg0)
 // CHECK: fusec.concat
 // CHECK: fusec.yield
 // CHECK-NOT: fusec.kernel
