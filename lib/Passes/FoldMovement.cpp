@@ -22,10 +22,10 @@
 //
 // - Into an elementwise consumer. A concat or slice kernel (elementwise ops
 //   beside it allowed; no transpose, gather, reduction or matmul) whose
-//   result one elementwise kernel reads is cloned into that kernel, which
-//   reads the movement's inputs at the element's mapped index: rotary
-//   embedding's rotate_half, concat(-x2, x1), is no longer a kernel of its
-//   own before x * cos + rotate_half(x) * sin.
+//   result one elementwise kernel reads, and does not broadcast, is cloned
+//   into that kernel, which reads the movement's inputs at the element's
+//   mapped index: rotary embedding's rotate_half, concat(-x2, x1), is no
+//   longer a kernel of its own before x * cos + rotate_half(x) * sin.
 //
 //===----------------------------------------------------------------------===//
 
@@ -289,6 +289,11 @@ bool foldIntoConsumer(KernelOp m) {
     return false;
   Block &body = k.getBody().front();
   unsigned j = m.getResult(0).getUses().begin()->getOperandNumber();
+  // Read once per element: a broadcast of the moved value would recompute
+  // the movement kernel's ops (an exp, say) for every element it spans.
+  if (llvm::any_of(body.getArgument(j).getUsers(),
+                   [](Operation *u) { return isa<BroadcastOp>(u); }))
+    return false;
   // The consumer's inputs: the moved value's place taken by the movement's
   // inputs, each value once (rotate_half's slices and the consumer read the
   // same x: one argument, one load per element).

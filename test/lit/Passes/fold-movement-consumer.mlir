@@ -3,13 +3,14 @@
 // embedding's x * cos + rotate_half(x) * sin, rotate_half(x) =
 // concat(-x2, x1), is one kernel that reads x, cos and sin (it was the
 // slices, the concat and the elementwise kernel). A concat that is read
-// elsewhere too stays a kernel of its own.
+// elsewhere too, or that its consumer broadcasts, stays a kernel of its own.
 // RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=rope | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=shared | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=broadcast | FileCheck %s --check-prefix=SAME
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t/sm_90a" -o /dev/null
-// RUN: %python %S/../CodeGen/Inputs/ptxas_all.py %ptxas %t 3
+// RUN: %python %S/../CodeGen/Inputs/ptxas_all.py %ptxas %t 5
 // REQUIRES: ptxas
 // SAME: PASS
 
@@ -43,4 +44,18 @@ func.func @shared(%a: tensor<64x32xf32>, %b: tensor<64x32xf32>, %s: tensor<64x64
   %m = fusec.mul %c, %s : tensor<64x64xf32>
   %n = fusec.tanh %m : tensor<64x64xf32>
   return %c, %n : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// A concat its consumer broadcasts over 256 rows: folded, each of its
+// elements would be gathered 256 times; the concat kernel stays.
+// CHECK-LABEL: func.func @broadcast
+// CHECK: %[[C:.*]] = fusec.kernel "{{.*}}"(%arg0, %arg1)
+// CHECK: fusec.concat
+// CHECK: fusec.kernel "{{.*}}"({{.*}}%[[C]]
+// CHECK: return
+func.func @broadcast(%a: tensor<32xf32>, %b: tensor<32xf32>, %s: tensor<256x64xf32>) -> tensor<256x64xf32> {
+  %c = fusec.concat %a, %b dim 0 : (tensor<32xf32>, tensor<32xf32>) -> tensor<64xf32>
+  %bb = fusec.broadcast %c dims [1] : tensor<64xf32> -> tensor<256x64xf32>
+  %m = fusec.mul %bb, %s : tensor<256x64xf32>
+  return %m : tensor<256x64xf32>
 }
