@@ -1,6 +1,6 @@
 // Memory-bound graphs of every kind fusec generates code for: elementwise
 // and broadcast, reductions over trailing dims (rows), leading or middle
-// dims (columns) and dims apart (mvn), data movement, and small matmuls with
+// dims (columns) and dims apart (mvn), integer reductions, data movement, and small matmuls with
 // their epilogues (the SIMT fallback). Odd sizes on purpose (tails, partial
 // tiles).
 //
@@ -121,4 +121,40 @@ func.func @matmul_bias_silu(%x: tensor<3x37x19xf32>, %w: tensor<19x23xf32>, %b: 
 func.func @matmul_tt(%a: tensor<40x9xbf16>, %b: tensor<11x40xbf16>) -> tensor<9x11xf32> {
   %0 = fusec.matmul %a, %b {transpose_lhs, transpose_rhs} : (tensor<40x9xbf16>, tensor<11x40xbf16>) -> tensor<9x11xf32>
   return %0 : tensor<9x11xf32>
+}
+
+// Integer reductions (exact; sums wrap). RoBERTa's position ids: a running
+// count of the tokens that are not padding (CumSum of the mask, as
+// fusec-import lowers it: a triangular mask and an i64 row sum).
+func.func @positions(%ids: tensor<4x300xi64>, %tri: tensor<300x300xi1>) -> tensor<4x300xi64> {
+  %one = fusec.constant dense<1> : tensor<4x300xi64>
+  %pad = fusec.compare eq, %ids, %one : tensor<4x300xi64>
+  %keep = fusec.not %pad : tensor<4x300xi1>
+  %k = fusec.cast %keep : tensor<4x300xi1> to tensor<4x300xi64>
+  %w = fusec.broadcast %k dims [0, 2] : tensor<4x300xi64> -> tensor<4x300x300xi64>
+  %m = fusec.broadcast %tri dims [1, 2] : tensor<300x300xi1> -> tensor<4x300x300xi1>
+  %zero = fusec.constant dense<0> : tensor<4x300x300xi64>
+  %s = fusec.select %m, %w, %zero : tensor<4x300x300xi64>
+  %c = fusec.reduce sum %s dims [2] : tensor<4x300x300xi64> -> tensor<4x300xi64>
+  %p = fusec.mul %c, %k : tensor<4x300xi64>
+  %q = fusec.add %p, %one : tensor<4x300xi64>
+  return %q : tensor<4x300xi64>
+}
+
+// i32 max and min over long rows (the CTA-wide row kernel), an i64 sum
+// over very long rows (streaming) and an i32 min over short ones (a warp a
+// row); then sums and maxima over leading and middle dims (the column
+// kernel).
+func.func @int_rows(%x: tensor<6x5000xi32>, %y: tensor<3x70000xi64>, %z: tensor<50x90xi32>) -> (tensor<6xi32>, tensor<6xi32>, tensor<3xi64>, tensor<50xi32>) {
+  %0 = fusec.reduce max %x dims [1] : tensor<6x5000xi32> -> tensor<6xi32>
+  %1 = fusec.reduce min %x dims [1] : tensor<6x5000xi32> -> tensor<6xi32>
+  %2 = fusec.reduce sum %y dims [1] : tensor<3x70000xi64> -> tensor<3xi64>
+  %3 = fusec.reduce min %z dims [1] : tensor<50x90xi32> -> tensor<50xi32>
+  return %0, %1, %2, %3 : tensor<6xi32>, tensor<6xi32>, tensor<3xi64>, tensor<50xi32>
+}
+
+func.func @int_columns(%x: tensor<900x37xi32>, %y: tensor<5x64x9xi64>) -> (tensor<37xi32>, tensor<5x9xi64>) {
+  %0 = fusec.reduce sum %x dims [0] : tensor<900x37xi32> -> tensor<37xi32>
+  %1 = fusec.reduce max %y dims [1] : tensor<5x64x9xi64> -> tensor<5x9xi64>
+  return %0, %1 : tensor<37xi32>, tensor<5x9xi64>
 }

@@ -177,6 +177,12 @@ Value Emitter::ctaidX() { return NVVM::BlockIdXOp::create(b, i32); }
 Value Emitter::ntidX() { return NVVM::BlockDimXOp::create(b, i32); }
 Value Emitter::nctaidX() { return NVVM::GridDimXOp::create(b, i32); }
 Value Emitter::shflBfly(Value v, int offset) {
+  if (v.getType() == i64) {
+    // shfl.sync moves 32 bits: the halves apart.
+    Value lo = shflBfly(trunc(i32, v), offset);
+    Value hi = shflBfly(trunc(i32, lshr(v, i64c(32))), offset);
+    return bor(zext64(lo), shl(zext64(hi), i64c(32)));
+  }
   return NVVM::ShflOp::create(b, v.getType(), i32c(-1), v, i32c(offset), i32c(31),
                               NVVM::ShflKind::bfly, UnitAttr());
 }

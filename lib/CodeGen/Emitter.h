@@ -366,9 +366,13 @@ std::pair<mlir::Value, mlir::Value> storeIndex(Emitter &e, const StoreMap &map,
 // Reductions.cpp
 //===----------------------------------------------------------------------===//
 
-/// The identity of a reduction kind in f32 (or f64 for wide sums).
+/// The type a reduction accumulates in: f32 for floats, the integer type
+/// for integers.
+mlir::Type reductionAccType(Emitter &e, ReduceOp r);
+/// The identity of a reduction kind in `type` (f32, f64 for wide sums, or
+/// an integer type).
 mlir::Value reductionIdentity(Emitter &e, ReduceKind kind, mlir::Type type);
-/// Combines two partial values of a reduction (`type` f32 or f64).
+/// Combines two partial values of a reduction (f32, f64 or integers).
 mlir::Value reductionCombine(Emitter &e, ReduceKind kind, mlir::Value a, mlir::Value b);
 /// A butterfly over the 32 lanes of a warp (offsets 16 down to `lowest`... 1).
 mlir::Value warpReduce(Emitter &e, ReduceKind kind, mlir::Value v, int width = 32);

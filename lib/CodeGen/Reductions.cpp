@@ -1,7 +1,7 @@
 //===- Reductions.cpp - Combining partial reductions ------------*- C++ -*-===//
 //
 // The pieces every reducing strategy shares: identities and combines of
-// sum/mean/max/min, the warp butterfly (shfl.sync bfly), and the two pairs
+// sum/mean/max/min (f32, f64, and signed i32/i64: sums wrap), the warp butterfly (shfl.sync bfly), and the two pairs
 // of reductions one pass computes together:
 // - online softmax: a running max and the sum of exp(x - max), the sum
 //   rescaled by exp(old - new) when the max rises;
@@ -40,7 +40,20 @@ Value subOfRow(Value v, ReduceOp r) {
 
 } // namespace
 
+Type reductionAccType(Emitter &e, ReduceOp r) {
+  Type t = getElementTypeOrSelf(r.getType());
+  return isa<FloatType>(t) ? e.f32 : t;
+}
+
 Value reductionIdentity(Emitter &e, ReduceKind kind, Type type) {
+  if (auto it = dyn_cast<IntegerType>(type)) {
+    unsigned w = it.getWidth();
+    if (kind == ReduceKind::max)
+      return e.intc(type, w == 64 ? INT64_MIN : -(int64_t{1} << (w - 1)));
+    if (kind == ReduceKind::min)
+      return e.intc(type, w == 64 ? INT64_MAX : (int64_t{1} << (w - 1)) - 1);
+    return e.intc(type, 0);
+  }
   if (kind == ReduceKind::max)
     return e.f32Inf(/*negative=*/true);
   if (kind == ReduceKind::min)
@@ -49,6 +62,13 @@ Value reductionIdentity(Emitter &e, ReduceKind kind, Type type) {
 }
 
 Value reductionCombine(Emitter &e, ReduceKind kind, Value a, Value b) {
+  if (isa<IntegerType>(a.getType())) {
+    if (kind == ReduceKind::max)
+      return e.smax(a, b);
+    if (kind == ReduceKind::min)
+      return e.smin(a, b);
+    return e.add(a, b);
+  }
   if (kind == ReduceKind::max)
     return e.fmaximum(a, b);
   if (kind == ReduceKind::min)

@@ -38,14 +38,15 @@ Kind kindOf(Operation *op) {
   if (auto c = dyn_cast<ConstantOp>(op))
     return Kind::Free;
   // Attention is a call of the runtime's library kernel, not a generated
-  // one: it stays a top-level op, like the free reshapes.
-  if (isa<ReshapeOp, AttentionOp>(op))
+  // one: it stays a top-level op, like the free reshapes. So does a kernel
+  // an earlier run of the pipeline formed (it is not wrapped again).
+  if (isa<ReshapeOp, AttentionOp, KernelOp>(op))
     return Kind::Free;
   if (isa<ReduceOp>(op))
     return Kind::Reduce;
   if (isa<MatmulOp>(op))
     return Kind::Matmul;
-  if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp, KernelOp>(op))
+  if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp>(op))
     return Kind::Fixed;
   if (isa<CostOpInterface>(op))
     return Kind::Elementwise; // elementwise, cast, broadcast

@@ -107,8 +107,13 @@ absl::Status ColumnsEmitter::build() {
     for (auto [k, rc] : llvm::enumerate(shape.reductions)) {
       ReduceOp r = rc;
       ReduceKind kind = r.getKind();
-      bool wide = kind == ReduceKind::sum || kind == ReduceKind::mean;
-      Type acct = wide ? e.f64 : e.f32;
+      // Float sums accumulate in f64, integers in their own type; the
+      // partials cross shared memory as 8 bytes (f64, or i64).
+      Type intType = reductionAccType(e, r);
+      bool isInt = isa<IntegerType>(intType);
+      bool wide = !isInt && (kind == ReduceKind::sum || kind == ReduceKind::mean);
+      Type acct = isInt ? intType : wide ? e.f64 : e.f32;
+      Type slotType = isInt ? e.i64 : e.f64;
       SmallVector<Value> inits;
       for (int64_t l = 0; l < vector; ++l)
         inits.push_back(reductionIdentity(e, kind, acct));
@@ -142,16 +147,21 @@ absl::Status ColumnsEmitter::build() {
         Value i = e.add(region, e.add(e.mul(e.add(e.mul(slice, e.i64c(groupsPerTile)), x),
                                             e.i64c(vector)),
                                       e.i64c(l)));
-        return e.gep(partials, e.f64, i);
+        return e.gep(partials, slotType, i);
       };
       for (int64_t l = 0; l < vector; ++l)
-        e.store(wide ? acc[l] : e.fpext(e.f64, acc[l]), slot(y, l));
+        e.store(isInt  ? (acct == e.i64 ? acc[l] : e.sext(e.i64, acc[l]))
+                : wide ? acc[l]
+                       : e.fpext(e.f64, acc[l]),
+                slot(y, l));
       e.barrier();
       for (int64_t l = 0; l < vector; ++l) {
         Value total;
         for (int64_t s = 0; s < slices; ++s) {
-          Value v = e.load(e.f64, slot(e.i64c(s), l));
-          if (!wide)
+          Value v = e.load(slotType, slot(e.i64c(s), l));
+          if (isInt && acct != e.i64)
+            v = e.trunc(acct, v);
+          else if (!isInt && !wide)
             v = e.fptrunc(e.f32, v);
           total = total ? reductionCombine(e, kind, total, v) : v;
         }

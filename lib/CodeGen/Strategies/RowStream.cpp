@@ -130,7 +130,7 @@ absl::Status RowStreamEmitter::build() {
       }
       ReduceOp r = reductions[k];
       ReduceKind kind = r.getKind();
-      Value total = pass(r.getInput(), {reductionIdentity(e, kind, e.f32)},
+      Value total = pass(r.getInput(), {reductionIdentity(e, kind, reductionAccType(e, r))},
                          [&](Value x, ValueRange acc) -> SmallVector<Value> {
                            return {reductionCombine(e, kind, acc[0], x)};
                          })[0];

@@ -190,8 +190,12 @@ absl::Status RowsInRegistersEmitter::build() {
   Value length = e.i64c(rowLength);
   Value partials, warpSlot;
   if (cta) {
-    // Cross-warp partials: one f32 per warp per reduction, two parities.
-    partials = e.sharedArray(module, "__fusec_partials", e.f32, 2 * numReductions * 32);
+    // Cross-warp partials: one accumulator (f32, or an integer: 8 bytes
+    // apart when any is i64) per warp per reduction, two parities.
+    bool wide = llvm::any_of(shape.reductions,
+                             [&](ReduceOp r) { return reductionAccType(e, r) == e.i64; });
+    partials = e.sharedArray(module, "__fusec_partials", wide ? e.i64 : e.f32,
+                             2 * numReductions * 32);
     warpSlot = e.lshr(tid, e.i64c(5));
   }
   // Column of lane 0 of each chunk for this thread; chunks that may run past
@@ -240,7 +244,8 @@ absl::Status RowsInRegistersEmitter::build() {
       ReduceOp r = rc;
       newPass(k > 0);
       ReduceKind kind = r.getKind();
-      Value identity = reductionIdentity(e, kind, e.f32);
+      Type accType = reductionAccType(e, r);
+      Value identity = reductionIdentity(e, kind, accType);
       Value acc;
       for (int64_t c = 0; c < rowChunks; ++c) {
         Value chunkAcc;
@@ -265,10 +270,10 @@ absl::Status RowsInRegistersEmitter::build() {
         Value slot0 = e.mul(e.add(e.mul(e.zext64(parity), e.i64c(numReductions)),
                                   e.i64c(static_cast<int64_t>(k))),
                             e.i64c(32));
-        e.store(acc, e.gep(partials, e.f32, e.add(slot0, warpSlot)));
+        e.store(acc, e.gep(partials, accType, e.add(slot0, warpSlot)));
         e.barrier();
         Value which = e.band(e.zext64(lane32), e.i64c(groupWarps - 1));
-        acc = e.load(e.f32, e.gep(partials, e.f32, e.add(slot0, which)));
+        acc = e.load(accType, e.gep(partials, accType, e.add(slot0, which)));
         acc = warpReduce(e, kind, acc, static_cast<int>(groupWarps));
       }
       if (kind == ReduceKind::mean)

@@ -9,6 +9,12 @@
 // RUN: fusec-opt %fusec_src/examples/transformer_block.mlir --fusec-pipeline="target=b200 remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARKS
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=b200 precision=bf16}" %fusec_src/examples/transformer_block.mlir | FileCheck %s --check-prefix=SAME
 // SAME: PASS
+// The pipeline run again on its own output changes no kernel (a kernel is
+// never wrapped in another):
+// RUN: fusec-opt %t.mlir --fusec-pipeline="target=h200" -o %t2.mlir
+// RUN: %python -c "import sys; a,b=(open(p).read() for p in sys.argv[1:]); n=a.count('fusec.kernel \"'); assert n == b.count('fusec.kernel \"') and n > 0, n; print('kernels', n)" %t.mlir %t2.mlir | FileCheck %s --check-prefix=AGAIN
+// RUN: fusec-opt %t2.mlir --fusec-codegen -o /dev/null
+// AGAIN: kernels {{[1-9]}}
 
 // CHECK: func.func @transformer_block
 // CHECK-SAME: fusec.total_cost
