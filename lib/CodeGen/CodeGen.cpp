@@ -145,11 +145,14 @@ absl::Status build(KernelOp kernel, const PtxOptions &options, ModuleOp module) 
     if (auto st = expect(shape.kind == Kind::Columns); !st.ok())
       return st;
     return emitColumns(in);
-  case Strategy::matmul_wgmma: {
-    if (options.arch != "sm_90a")
-      return absl::InvalidArgumentError(
-          "fusec codegen: matmul_wgmma needs sm_90a (re-plan the kernel for " + options.arch + ")");
-    auto tc = emitMatmulWgmma(in);
+  case Strategy::matmul_wgmma:
+  case Strategy::matmul_tcgen05: {
+    bool hopper = launch->getStrategy() == Strategy::matmul_wgmma;
+    if (options.arch != (hopper ? "sm_90a" : "sm_100a"))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "fusec codegen: ", stringifyStrategy(launch->getStrategy()).str(), " needs ",
+          hopper ? "sm_90a" : "sm_100a", " (re-plan the kernel for ", options.arch, ")"));
+    auto tc = hopper ? emitMatmulWgmma(in) : emitMatmulTcgen05(in);
     if (!tc.ok())
       return tc.status();
     // The JIT encodes these descriptors and passes their table, then the
@@ -163,8 +166,6 @@ absl::Status build(KernelOp kernel, const PtxOptions &options, ModuleOp module) 
       kernel->removeAttr("fusec.scratch");
     return absl::OkStatus();
   }
-  case Strategy::matmul_tcgen05:
-    return unimplemented(kernel, "tcgen05 matmul is not generated yet");
   }
   return absl::InternalError("unknown strategy");
 }

@@ -125,6 +125,13 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &layout, int64_t sms, int64_t smemB
 inline int64_t wgmmaSharedBytes(const WgmmaTile &t) {
   return 1024 + t.stages * t.stageBytes() + 16 * t.stages + 16 + t.staging;
 }
+/// Dynamic shared memory of a tcgen05 kernel: a wgmma kernel's, with two
+/// mbarriers per accumulator buffer (two at most) and the word TMEM's
+/// address is written to, where the wgmma kernel has its flag.
+inline int64_t tcgen05SharedBytes(const WgmmaTile &t) { return wgmmaSharedBytes(t) + 32; }
+/// Chooses the tile and stages of a tcgen05 kernel: 128 rows (one MMA of
+/// M = 128 fills TMEM's 128 lanes), the columns as for wgmma, no split-K.
+WgmmaTile chooseTcgen05Tile(const MatmulLayout &layout, int64_t sms, int64_t smemBytes);
 /// Tiles of the output (batch included).
 inline int64_t wgmmaTiles(const MatmulLayout &l, const WgmmaTile &t) {
   return ((l.m + t.m - 1) / t.m) * ((l.n + t.n - 1) / t.n) * l.batchCount();

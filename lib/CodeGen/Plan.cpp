@@ -396,6 +396,16 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes)
   return t;
 }
 
+WgmmaTile chooseTcgen05Tile(const MatmulLayout &l, int64_t sms, int64_t smemBytes) {
+  WgmmaTile t = chooseWgmmaTile(l, sms, smemBytes);
+  t.m = 128;
+  t.split = 1;
+  t.staging = 0; // the epilogue stores each row's 16-column pieces directly
+  int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024;
+  t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
+  return t;
+}
+
 } // namespace codegen
 
 bool matmulOnTensorCores(KernelOp kernel, std::string *why) {
@@ -474,9 +484,19 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
                            regs(vector));
   }
   case KernelShape::Kind::Matmul: {
-    // Tensor cores (wgmma) on sm_90a where the operands fit TMA; else the
-    // SIMT fallback below.
+    // Tensor cores (wgmma on sm_90a, tcgen05 on sm_100a) where the operands
+    // fit TMA; else the SIMT fallback below.
     std::string arch = options.arch.empty() ? target.arch() : options.arch;
+    if (arch == "sm_100a")
+      if (auto l = codegen::analyzeMatmul(kernel, s)) {
+        int64_t smemPerSm = static_cast<int64_t>(target.value("smem_kib_per_sm") * 1024);
+        codegen::WgmmaTile t =
+            codegen::chooseTcgen05Tile(*l, sms, smemPerSm > 0 ? smemPerSm : 232448);
+        int64_t units = codegen::wgmmaTiles(*l, t);
+        return LaunchAttr::get(ctx, Strategy::matmul_tcgen05, std::min(units, sms), 256, 1, 1, 0,
+                               {t.m, t.n, t.k}, t.stages, 1, 1, codegen::tcgen05SharedBytes(t),
+                               255);
+      }
     if (arch == "sm_90a")
       if (auto l = codegen::analyzeMatmul(kernel, s)) {
         int64_t smemPerSm = static_cast<int64_t>(target.value("smem_kib_per_sm") * 1024);

@@ -300,6 +300,10 @@ absl::StatusOr<std::vector<fusec::HostTensor>> downloadOutputs(const fusec::Exec
 /// Runs the graph through the JIT on the GPU, compares every output with the
 /// interpreter's and times each kernel. Exit 0 on a match, 1 on a mismatch,
 /// 2 on an error (no GPU included).
+/// Seconds fusec-run spent importing the ONNX model (0 for .mlir input):
+/// reported beside the JIT's compile time.
+double importSeconds = 0;
+
 int runOnGpu(const std::string &text,
              const std::vector<fusec::HostTensor> &expected,
              const std::vector<fusec::HostTensor> &inputs) {
@@ -457,6 +461,7 @@ int runOnGpu(const std::string &text,
                  << (*exec)->target() << "\", \"seed\": " << seed.getValue()
                  << ", \"warmup\": " << warmup.getValue()
                  << ", \"runs\": " << runs.getValue()
+                 << ", \"import_s\": " << jsonNumber(importSeconds)
                  << ", \"compile_s\": " << jsonNumber(compileSeconds)
                  << ", \"cache_disk_hits\": " << cacheStats.diskHits
                  << ", \"cache_compiles\": " << cacheStats.compiles
@@ -773,9 +778,12 @@ int main(int argc, char **argv) {
       return fail(std::string(shapes.status().message()));
     fusec::OnnxImportOptions importOptions;
     importOptions.inputShapes = *shapes;
+    auto importStart = std::chrono::steady_clock::now();
     auto imported = fusec::importOnnxFile(inputFile, importOptions);
     if (!imported.ok())
       return fail(std::string(imported.status().message()));
+    importSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - importStart).count();
     file = llvm::MemoryBuffer::getMemBufferCopy(imported->mlir, inputFile);
   } else {
     file = openInputFile(inputFile, &errorMessage);

@@ -43,8 +43,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../Matmul.h"
-#include "Strategies.h"
+#include "MatmulTma.h"
 
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/Builders.h"
@@ -58,24 +57,11 @@ namespace {
 constexpr int kConsumerRegs = 232, kProducerRegs = 40;
 constexpr int kGroupM = 8;
 
-class MatmulWgmmaEmitter : public KernelEmitter {
+class MatmulWgmmaEmitter : public TmaMatmulEmitter {
 public:
-  MatmulWgmmaEmitter(const StrategyInput &in, MatmulLayout layout)
-      : KernelEmitter(in.kernel, in.launch, in.options, in.module), shape(in.shape),
-        l(std::move(layout)) {
-    domain = shape.domain;
-    auto tile = launch.getTile();
-    t.m = tile[0];
-    t.n = tile[1];
-    t.k = tile[2];
-    t.stages = launch.getStages();
-    t.split = launch.getSplit();
-    t.rhs = static_cast<int64_t>(l.rhs.size());
-  }
+  using TmaMatmulEmitter::TmaMatmulEmitter;
 
   absl::Status build() override;
-  /// The tensor maps the kernel's table holds, in order.
-  SmallVector<TensorMapAttr> tensorMaps();
   /// The zeroed device buffers the kernel takes after the table (split-K's
   /// workspace and tile counters), in bytes.
   SmallVector<int64_t> scratch() const {
@@ -85,68 +71,87 @@ public:
   }
 
 protected:
-  absl::StatusOr<Value> matmul(MatmulOp op, Value, int) override {
-    for (auto [i, m] : llvm::enumerate(l.ops))
-      if (m == op)
-        return accElement[i];
-    return absl::InternalError("fusec codegen: an unknown matmul in the epilogue");
-  }
-  std::optional<Value> broadcastSource(BroadcastOp b, Value index) override;
   Value argument(BlockArgument arg, Value index, int lane) override;
 
 private:
-  Value i32(int64_t v) { return e.i32c(static_cast<int32_t>(v)); }
-  Value sharedAt(Value base, Value byteOffset) { return e.gep(base, e.i8, byteOffset); }
-  /// A shared-memory matrix descriptor (128-byte swizzle) for the operand
-  /// tile at shared address `addr` (i32): 1024 bytes between 8-row atoms;
-  /// MN-major operands `lbo` bytes between their 64-element blocks.
-  Value descriptor(Value addr, int64_t lbo) {
-    Value a = e.zext(e.i64, e.band(e.lshr(addr, i32(4)), i32(0x3FFF)));
-    int64_t fixed = (((lbo >> 4) & 0x3FFF) << 16) | (int64_t((1024 >> 4) & 0x3FFF) << 32) |
-                    (int64_t(1) << 62);
-    return e.bor(a, e.i64c(fixed));
-  }
-  /// A work unit's (batch, tile row, tile column, K part): tile rows in
-  /// groups of 8, columns inside a group, parts innermost.
-  std::tuple<Value, Value, Value, Value> decodeUnit(Value unit);
-  /// The k-blocks of part `part`: [begin, end).
-  std::pair<Value, Value> kRange(Value part);
-  /// The operand's batch coordinates, outer first, for the result's
-  /// flattened batch index `b` (a broadcast dim reads 0).
-  SmallVector<Value> batchCoords(Value b, ArrayRef<int64_t> operandBatch);
-  /// The tensor-map coordinates of the view's element at (batch..., rows,
-  /// inner): each dim's coordinate split over its factors.
-  SmallVector<Value> tmaCoords(const OperandView &view, Value inner, Value rows,
-                               ArrayRef<Value> batch);
   /// wgmma.wait_group with the accumulators as operands and results.
   SmallVector<Value> waitAcc(ArrayRef<Value> accs, int pending);
-  Value barrierAt(Value smem, int64_t which, Value s) {
-    return sharedAt(smem, e.add(i32(barrierOffset + 8 * which * t.stages), e.mul(s, i32(8))));
-  }
-
-  void producer(Value smem, Value table);
   absl::Status consumer(Value smem, Value tid, Value workspace, Value counters);
   /// Evaluates and stores the outputs at the consumer thread's elements;
   /// `guarded`: checks each against M and N.
   absl::Status epilogue(Value smem, ArrayRef<Value> accs, Value b, Value tm, Value tn,
                         Value wg, Value warp, Value lane, bool guarded);
 
-  const KernelShape &shape;
-  MatmulLayout l;
-  WgmmaTile t;
-  SmallVector<Value, 2> accElement;
-  int64_t tilesM = 0, tilesN = 0, numTiles = 0, numK = 0, perSplit = 0;
   Type accType;
-  int64_t aBytes = 0, bBytes = 0, barrierOffset = 0, flagOffset = 0, stagingOffset = 0;
   WgmmaStaging staging;
-  // The element the epilogue is at: its flat index, its coordinates in the
-  // domain (i64), and a pair's second index (for pairs of loads).
-  Value elementIndex, pairFirst, pairIndex;
-  SmallVector<Value> elementCoords;
+  // A pair's first and second flat index (for pairs of loads).
+  Value pairFirst, pairIndex;
   llvm::DenseMap<std::pair<unsigned, Value>, Value> pairLoads;
 };
 
-SmallVector<Value> MatmulWgmmaEmitter::batchCoords(Value b, ArrayRef<int64_t> operandBatch) {
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// TmaMatmulEmitter: what matmul_wgmma and matmul_tcgen05 share
+//===----------------------------------------------------------------------===//
+
+TmaMatmulEmitter::TmaMatmulEmitter(const StrategyInput &in, MatmulLayout layout)
+    : KernelEmitter(in.kernel, in.launch, in.options, in.module), shape(in.shape),
+      l(std::move(layout)) {
+  domain = shape.domain;
+  auto tile = launch.getTile();
+  t.m = tile[0];
+  t.n = tile[1];
+  t.k = tile[2];
+  t.stages = launch.getStages();
+  t.split = launch.getSplit();
+  t.rhs = static_cast<int64_t>(l.rhs.size());
+}
+
+absl::StatusOr<Value> TmaMatmulEmitter::matmul(MatmulOp op, Value, int) {
+  for (auto [i, m] : llvm::enumerate(l.ops))
+    if (m == op)
+      return accElement[i];
+  return absl::InternalError("fusec codegen: an unknown matmul in the epilogue");
+}
+
+Value TmaMatmulEmitter::descriptor(Value addr, int64_t lbo, int64_t version) {
+  Value a = e.zext(e.i64, e.band(e.lshr(addr, i32(4)), i32(0x3FFF)));
+  int64_t fixed = (((lbo >> 4) & 0x3FFF) << 16) | (int64_t((1024 >> 4) & 0x3FFF) << 32) |
+                  (version << 46) | (int64_t(1) << 62);
+  return e.bor(a, e.i64c(fixed));
+}
+
+void TmaMatmulEmitter::layoutTiles() {
+  tilesM = (l.m + t.m - 1) / t.m;
+  tilesN = (l.n + t.n - 1) / t.n;
+  numTiles = tilesM * tilesN * l.batchCount();
+  numK = (l.k + t.k - 1) / t.k;
+  perSplit = (numK + t.split - 1) / t.split;
+  aBytes = t.m * t.k * 2;
+  bBytes = t.n * t.k * 2;
+  barrierOffset = t.stages * t.stageBytes();
+  flagOffset = barrierOffset + 16 * t.stages;
+  stagingOffset = flagOffset + 16;
+}
+
+Value TmaMatmulEmitter::alignedSharedMemory() {
+  // Dynamic shared memory, aligned up to 1024 bytes (the 128-byte swizzle's
+  // atom) at run time: the declaration promises only 16, so that LLVM
+  // cannot fold the alignment away if the driver places it otherwise.
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(module.getBody());
+    LLVM::GlobalOp::create(builder, LLVM::LLVMArrayType::get(e.i8, 0), false,
+                           LLVM::Linkage::External, "__fusec_dynamic_smem", Attribute(), 16, 3);
+  }
+  Value dynamic = LLVM::AddressOfOp::create(builder, e.sharedPtr, "__fusec_dynamic_smem");
+  Value base32 = e.trunc(e.i32, e.ptrtoint(dynamic));
+  Value pad = e.band(e.sub(i32(0), base32), i32(1023));
+  return sharedAt(dynamic, pad);
+}
+
+SmallVector<Value> TmaMatmulEmitter::batchCoords(Value b, ArrayRef<int64_t> operandBatch) {
   SmallVector<Value> outer(l.batch.size());
   Value rest = b;
   for (int64_t d = static_cast<int64_t>(l.batch.size()) - 1; d >= 0; --d) {
@@ -160,7 +165,7 @@ SmallVector<Value> MatmulWgmmaEmitter::batchCoords(Value b, ArrayRef<int64_t> op
   return coords;
 }
 
-SmallVector<Value> MatmulWgmmaEmitter::tmaCoords(const OperandView &view, Value inner, Value rows,
+SmallVector<Value> TmaMatmulEmitter::tmaCoords(const OperandView &view, Value inner, Value rows,
                                                  ArrayRef<Value> batch) {
   SmallVector<Value> coords;
   // A dim's coordinate split over its factors, innermost first.
@@ -183,7 +188,7 @@ SmallVector<Value> MatmulWgmmaEmitter::tmaCoords(const OperandView &view, Value 
   return coords;
 }
 
-std::tuple<Value, Value, Value, Value> MatmulWgmmaEmitter::decodeUnit(Value unit) {
+std::tuple<Value, Value, Value, Value> TmaMatmulEmitter::decodeUnit(Value unit) {
   Value part = t.split > 1 ? e.urem(unit, i32(t.split)) : i32(0);
   Value tile = t.split > 1 ? e.udiv(unit, i32(t.split)) : unit;
   int64_t perBatch = tilesM * tilesN;
@@ -199,14 +204,14 @@ std::tuple<Value, Value, Value, Value> MatmulWgmmaEmitter::decodeUnit(Value unit
   return {b, tm, tn, part};
 }
 
-std::pair<Value, Value> MatmulWgmmaEmitter::kRange(Value part) {
+std::pair<Value, Value> TmaMatmulEmitter::kRange(Value part) {
   if (t.split == 1)
     return {i32(0), i32(numK)};
   Value begin = e.mul(part, i32(perSplit));
   return {begin, e.smin(e.add(begin, i32(perSplit)), i32(numK))};
 }
 
-SmallVector<TensorMapAttr> MatmulWgmmaEmitter::tensorMaps() {
+SmallVector<TensorMapAttr> TmaMatmulEmitter::tensorMaps() {
   MLIRContext *ctx = kernel.getContext();
   int64_t bytes = l.element.getIntOrFloatBitWidth() / 8;
   // Every factor a dim (tmaCoords' order), boxes of `boxInner` x `boxRows`
@@ -273,7 +278,7 @@ SmallVector<Value> MatmulWgmmaEmitter::waitAcc(ArrayRef<Value> accs, int pending
   return result;
 }
 
-void MatmulWgmmaEmitter::producer(Value smem, Value table) {
+void TmaMatmulEmitter::producer(Value smem, Value table) {
   Value tma = LLVM::AddrSpaceCastOp::create(builder, LLVM::LLVMPointerType::get(e.ctx, 0), table);
   Value ticks = i32(0x989680);
   Value txBytes = i32(t.stageBytes());
@@ -325,7 +330,7 @@ void MatmulWgmmaEmitter::producer(Value smem, Value table) {
   });
 }
 
-std::optional<Value> MatmulWgmmaEmitter::broadcastSource(BroadcastOp b, Value index) {
+std::optional<Value> TmaMatmulEmitter::broadcastSource(BroadcastOp b, Value index) {
   // At the epilogue's element, a broadcast's source index from the
   // element's coordinates (no division of the flat index).
   if (index != elementIndex || !isFull(b.getResult()))
@@ -775,16 +780,7 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
 }
 
 absl::Status MatmulWgmmaEmitter::build() {
-  tilesM = (l.m + t.m - 1) / t.m;
-  tilesN = (l.n + t.n - 1) / t.n;
-  numTiles = tilesM * tilesN * l.batchCount();
-  numK = (l.k + t.k - 1) / t.k;
-  perSplit = (numK + t.split - 1) / t.split;
-  aBytes = t.m * t.k * 2;
-  bBytes = t.n * t.k * 2;
-  barrierOffset = t.stages * t.stageBytes();
-  flagOffset = barrierOffset + 16 * t.stages;
-  stagingOffset = flagOffset + 16;
+  layoutTiles();
   staging = wgmmaStaging(l);
   t.staging = staging.bytes(t.consumers());
   // The launch gives the kernel the plan's shared memory: a plan made by
@@ -811,19 +807,7 @@ absl::Status MatmulWgmmaEmitter::build() {
   Value workspace = t.split > 1 ? extraPtrs[1] : Value();
   Value counters = t.split > 1 ? extraPtrs[2] : Value();
 
-  // Dynamic shared memory, aligned up to 1024 bytes (the 128-byte swizzle's
-  // atom) at run time: the declaration promises only 16, so that LLVM
-  // cannot fold the alignment away if the driver places it otherwise.
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(module.getBody());
-    LLVM::GlobalOp::create(builder, LLVM::LLVMArrayType::get(e.i8, 0), false,
-                           LLVM::Linkage::External, "__fusec_dynamic_smem", Attribute(), 16, 3);
-  }
-  Value dynamic = LLVM::AddressOfOp::create(builder, e.sharedPtr, "__fusec_dynamic_smem");
-  Value base32 = e.trunc(e.i32, e.ptrtoint(dynamic));
-  Value pad = e.band(e.sub(i32(0), base32), i32(1023));
-  Value smem = sharedAt(dynamic, pad);
+  Value smem = alignedSharedMemory();
 
   Value tid = e.tidX();
   // One thread initializes the barriers: "full" completes on the
@@ -867,8 +851,6 @@ absl::Status MatmulWgmmaEmitter::build() {
   LLVM::ReturnOp::create(builder, ValueRange());
   return absl::OkStatus();
 }
-
-} // namespace
 
 absl::StatusOr<TensorCoreKernel> emitMatmulWgmma(const StrategyInput &in) {
   std::string why;

@@ -42,6 +42,8 @@ struct TensorCoreKernel {
 };
 /// matmul_wgmma (MatmulWgmma.cpp).
 absl::StatusOr<TensorCoreKernel> emitMatmulWgmma(const StrategyInput &in);
+/// matmul_tcgen05 (MatmulTcgen05.cpp).
+absl::StatusOr<TensorCoreKernel> emitMatmulTcgen05(const StrategyInput &in);
 
 /// The grid-stride loop over 16-byte chunks that elementwise, movement and
 /// SIMT matmul kernels share: a full chunk loads each full-shape operand with

@@ -1,0 +1,81 @@
+//===- MatmulTma.h - What the tensor-core GEMMs share -----------*- C++ -*-===//
+//
+// matmul_wgmma (Hopper) and matmul_tcgen05 (Blackwell) read their operands
+// the same way: a persistent grid over the work units in grouped order, one
+// producer thread that fills a ring of shared-memory stages by TMA (128-byte
+// swizzle) with a "full" and an "empty" mbarrier a stage, tensor maps with
+// one dim per factor of an operand's view, and an epilogue that evaluates
+// the kernel's outputs with the matmul's value taken from the accumulator.
+// TmaMatmulEmitter holds those parts; each strategy adds its mainloop and
+// the way its accumulators reach the epilogue.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_LIB_CODEGEN_STRATEGIES_MATMULTMA_H
+#define FUSEC_LIB_CODEGEN_STRATEGIES_MATMULTMA_H
+
+#include "../Matmul.h"
+#include "Strategies.h"
+
+namespace fusec::codegen {
+
+class TmaMatmulEmitter : public KernelEmitter {
+public:
+  TmaMatmulEmitter(const StrategyInput &in, MatmulLayout layout);
+
+  /// The tensor maps the kernel's table holds, in order.
+  llvm::SmallVector<TensorMapAttr> tensorMaps();
+
+protected:
+  absl::StatusOr<mlir::Value> matmul(MatmulOp op, mlir::Value, int) override;
+  std::optional<mlir::Value> broadcastSource(BroadcastOp b, mlir::Value index) override;
+
+  mlir::Value i32(int64_t v) { return e.i32c(static_cast<int32_t>(v)); }
+  mlir::Value sharedAt(mlir::Value base, mlir::Value byteOffset) {
+    return e.gep(base, e.i8, byteOffset);
+  }
+  /// A shared-memory matrix descriptor (128-byte swizzle) for the operand
+  /// tile at shared address `addr` (i32): 1024 bytes between 8-row atoms;
+  /// MN-major operands `lbo` bytes between their 64-element blocks.
+  /// `version`: the descriptor version field (bits 46-47: 1 for tcgen05,
+  /// 0 for wgmma); the swizzle bits mean 128 bytes in both.
+  mlir::Value descriptor(mlir::Value addr, int64_t lbo, int64_t version = 0);
+  /// A work unit's (batch, tile row, tile column, K part): tile rows in
+  /// groups of 8, columns inside a group, parts innermost.
+  std::tuple<mlir::Value, mlir::Value, mlir::Value, mlir::Value> decodeUnit(mlir::Value unit);
+  /// The k-blocks of part `part`: [begin, end).
+  std::pair<mlir::Value, mlir::Value> kRange(mlir::Value part);
+  /// The operand's batch coordinates, outer first, for the result's
+  /// flattened batch index `b` (a broadcast dim reads 0).
+  llvm::SmallVector<mlir::Value> batchCoords(mlir::Value b, llvm::ArrayRef<int64_t> operandBatch);
+  /// The tensor-map coordinates of the view's element at (batch..., rows,
+  /// inner): each dim's coordinate split over its factors.
+  llvm::SmallVector<mlir::Value> tmaCoords(const OperandView &view, mlir::Value inner,
+                                           mlir::Value rows, llvm::ArrayRef<mlir::Value> batch);
+  /// Mbarrier `which` (0: full, 1: empty) of stage `s`.
+  mlir::Value barrierAt(mlir::Value smem, int64_t which, mlir::Value s) {
+    return sharedAt(smem, e.add(i32(barrierOffset + 8 * which * t.stages), e.mul(s, i32(8))));
+  }
+  /// The tile counts and shared-memory offsets of the plan.
+  void layoutTiles();
+  /// The dynamic shared memory, aligned up to 1024 bytes at run time.
+  mlir::Value alignedSharedMemory();
+  /// The producer thread's loop: every unit's k-blocks into the ring.
+  void producer(mlir::Value smem, mlir::Value table);
+
+  const KernelShape &shape;
+  MatmulLayout l;
+  WgmmaTile t;
+  /// The matmuls' values at the element the epilogue is at.
+  llvm::SmallVector<mlir::Value, 2> accElement;
+  int64_t tilesM = 0, tilesN = 0, numTiles = 0, numK = 0, perSplit = 0;
+  int64_t aBytes = 0, bBytes = 0, barrierOffset = 0, flagOffset = 0, stagingOffset = 0;
+  /// The element the epilogue is at: its flat index and its coordinates in
+  /// the domain (i64).
+  mlir::Value elementIndex;
+  llvm::SmallVector<mlir::Value> elementCoords;
+};
+
+} // namespace fusec::codegen
+
+#endif // FUSEC_LIB_CODEGEN_STRATEGIES_MATMULTMA_H
