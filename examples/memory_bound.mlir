@@ -158,3 +158,12 @@ func.func @int_columns(%x: tensor<900x37xi32>, %y: tensor<5x64x9xi64>) -> (tenso
   %1 = fusec.reduce max %y dims [1] : tensor<5x64x9xi64> -> tensor<5x9xi64>
   return %0, %1 : tensor<37xi32>, tensor<5x9xi64>
 }
+
+// Few columns over many rows (a bias gradient): the rows are split into
+// parts a CTA each, combined in part order by the part that finishes last.
+func.func @col_split(%x: tensor<6000x40xf32>, %y: tensor<3x2000x16xi32>) -> (tensor<40xf32>, tensor<40xf32>, tensor<3x16xi32>) {
+  %0 = fusec.reduce sum %x dims [0] : tensor<6000x40xf32> -> tensor<40xf32>
+  %1 = fusec.reduce max %x dims [0] : tensor<6000x40xf32> -> tensor<40xf32>
+  %2 = fusec.reduce sum %y dims [1] : tensor<3x2000x16xi32> -> tensor<3x16xi32>
+  return %0, %1, %2 : tensor<40xf32>, tensor<40xf32>, tensor<3x16xi32>
+}

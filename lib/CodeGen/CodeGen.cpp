@@ -144,7 +144,14 @@ absl::Status build(KernelOp kernel, const PtxOptions &options, ModuleOp module) 
   case Strategy::column:
     if (auto st = expect(shape.kind == Kind::Columns); !st.ok())
       return st;
-    return emitColumns(in);
+    if (auto scratch = emitColumns(in); !scratch.ok()) {
+      return scratch.status();
+    } else if (!scratch->empty()) {
+      kernel->setAttr("fusec.scratch", DenseI64ArrayAttr::get(kernel.getContext(), *scratch));
+    } else {
+      kernel->removeAttr("fusec.scratch");
+    }
+    return absl::OkStatus();
   case Strategy::matmul_wgmma:
   case Strategy::matmul_tcgen05: {
     bool hopper = launch->getStrategy() == Strategy::matmul_wgmma;

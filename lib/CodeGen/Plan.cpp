@@ -408,6 +408,31 @@ WgmmaTile chooseTcgen05Tile(const MatmulLayout &l, int64_t sms, int64_t smemByte
 
 } // namespace codegen
 
+namespace {
+/// Whether a column kernel's rows may be split into parts combined at the
+/// end: every output has the reduced shape and no reduction's input depends
+/// on a reduction.
+bool columnsSplittable(KernelOp kernel, const KernelShape &s) {
+  Block &body = kernel.getBody().front();
+  for (Value o : body.getTerminator()->getOperands())
+    if (cast<RankedTensorType>(o.getType()).getShape() == ArrayRef<int64_t>(s.domain))
+      return false;
+  for (ReduceOp r : s.reductions) {
+    SmallVector<Value> work{r.getInput()};
+    llvm::DenseSet<Operation *> seen;
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val().getDefiningOp();
+      if (!op || !seen.insert(op).second)
+        continue;
+      if (isa<ReduceOp>(op))
+        return false;
+      work.append(op->getOperands().begin(), op->getOperands().end());
+    }
+  }
+  return true;
+}
+} // namespace
+
 bool matmulOnTensorCores(KernelOp kernel, std::string *why) {
   return codegen::analyzeMatmul(kernel, analyzeKernel(kernel), why).has_value();
 }
@@ -479,8 +504,19 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     while (vector > 1 && 2 * reductions * 256 * vector * 8 > 40 * 1024)
       vector /= 2;
     int64_t tiles = ceilDiv(ceilDiv(s.rows, vector), 32);
-    return LaunchAttr::get(ctx, Strategy::column, std::clamp<int64_t>(tiles, 1, sms * 8), 256,
-                           vector, 1, 0, {}, 0, 1, 1, 2 * reductions * 256 * vector * 8,
+    // Few column tiles over many rows (a bias gradient: 16k rows, 4k
+    // columns, 32 tiles for 132 SMs): the rows split into parts, each a
+    // CTA, until about two CTAs an SM read; each part at least 512 rows.
+    // Only where every output has the column shape and no reduction reads
+    // another's result (the parts combine at the end).
+    int64_t split = 1;
+    if (tiles < sms && columnsSplittable(kernel, s))
+      split = std::clamp<int64_t>(std::min(ceilDiv(2 * sms, tiles), s.rowLength / 512), 1, 64);
+    while (split > 1 && ceilDiv(s.rowLength, split) * (split - 1) >= s.rowLength)
+      --split;
+    return LaunchAttr::get(ctx, Strategy::column, std::clamp<int64_t>(tiles * split, 1, sms * 8),
+                           256, vector, 1, 0, {}, 0, 1, split,
+                           2 * reductions * 256 * vector * 8 + (split > 1 ? 16 : 0),
                            regs(vector));
   }
   case KernelShape::Kind::Matmul: {

@@ -8,7 +8,16 @@
 // parity). Sums accumulate in f64: a thread adds rows/8 values in sequence,
 // too many for f32 against an f64 reference. Outputs of the element shape
 // take another pass over the rows; those of the column shape are stored by
-// the first warp. lit: test/lit/CodeGen/columns.mlir.
+// the first warp.
+//
+// Split (launch split > 1; few column tiles over many rows, as a bias
+// gradient's 16k x 4k -> 4k): the reduced rows are cut into `split` parts,
+// a work unit is (tile, part), and each unit writes its columns' partials (8
+// bytes each) to a workspace; the unit that finishes a tile last (an atomic
+// counter) combines the parts in part order (the result does not depend on
+// which finished last), stores the column outputs and resets the counter.
+// Only kernels whose outputs all have the column shape and whose
+// reductions do not read each other split. lit: test/lit/CodeGen/columns.mlir.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +34,10 @@ namespace {
 class ColumnsEmitter : public ElementwiseEmitter {
 public:
   using ElementwiseEmitter::ElementwiseEmitter;
-  absl::Status build() override;
+  absl::Status build() override { return buildSplit().status(); }
+  /// Builds the kernel; returns its scratch buffers' sizes (split's
+  /// workspace and counters).
+  absl::StatusOr<SmallVector<int64_t>> buildSplit();
 
 protected:
   absl::StatusOr<Value> reduction(ReduceOp op, Value, int lane) override {
@@ -60,7 +72,7 @@ private:
   std::map<std::pair<const void *, int>, Value> columnTotals;
 };
 
-absl::Status ColumnsEmitter::build() {
+absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
   Operation *yield = body.getTerminator();
   int64_t columns = shape.rows; // the kept extent
   int64_t reducedRows = shape.rowLength;
@@ -73,8 +85,22 @@ absl::Status ColumnsEmitter::build() {
   int64_t groups = (columns + vector - 1) / vector;
   int64_t tiles = (groups + groupsPerTile - 1) / groupsPerTile;
   int64_t regionFloats = slices * groupsPerTile * vector;
+  int64_t split = launch.getSplit();
+  int64_t perPart = (reducedRows + split - 1) / split;
+  if (split > 1 && perPart * (split - 1) >= reducedRows)
+    return absl::InvalidArgumentError("column: a split leaves a part of the rows empty");
+  if (split > 1)
+    for (Value o : yield->getOperands())
+      if (isFull(o))
+        return absl::InvalidArgumentError(
+            "column: a split kernel has outputs of the column shape only (re-run fusec-tile)");
+  // A unit's partials in the workspace: numReductions x 32 groups x vector.
+  int64_t unitSlots = numReductions * groupsPerTile * vector;
 
-  beginFunction();
+  beginFunction({}, /*extra=*/split > 1 ? 2 : 0);
+  Value workspace = split > 1 ? extraPtrs[0] : Value();
+  Value counters = split > 1 ? extraPtrs[1] : Value();
+  Value flag = split > 1 ? e.sharedArray(module, "__fusec_last", e.i32, 1) : Value();
   Value tid = e.zext64(e.tidX());
   Value ctaid = e.zext64(e.ctaidX());
   Value nctaid = e.zext64(e.nctaidX());
@@ -86,9 +112,17 @@ absl::Status ColumnsEmitter::build() {
   Value colCount = e.i64c(inner), rowCount = e.i64c(reducedRows), step = e.i64c(slices);
   absl::Status status = absl::OkStatus();
 
-  e.loop(ctaid, e.i64c(tiles), nctaid, {e.i64c(0)},
-         [&](Value tile, ValueRange carried) -> SmallVector<Value> {
+  e.loop(ctaid, e.i64c(tiles * split), nctaid, {e.i64c(0)},
+         [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     Value parity = carried[0];
+    Value tile = split > 1 ? e.udiv(unit, e.i64c(split)) : unit;
+    Value part = split > 1 ? e.urem(unit, e.i64c(split)) : Value();
+    // This unit's rows: [rowBegin, rowEnd), the warps 8 apart.
+    Value rowBegin = split > 1 ? e.mul(part, e.i64c(perPart)) : e.i64c(0);
+    Value rowEnd = split > 1 ? e.umin(e.add(rowBegin, e.i64c(perPart)), rowCount) : rowCount;
+    // The 8-byte partial of every reduction and lane, before its
+    // conversion: combined across the parts when split.
+    SmallVector<SmallVector<Value>> slotTotals;
     clearMemo();
     columnTotals.clear();
     Value group = e.add(e.mul(tile, e.i64c(groupsPerTile)), x);
@@ -104,6 +138,22 @@ absl::Status ColumnsEmitter::build() {
                          : e.add(e.mul(e.udiv(col, e.i64c(inner)), e.i64c(reducedRows * inner)),
                                  e.urem(col, e.i64c(inner)));
 
+    // A reduction's totals as the outputs read them: divided (means),
+    // narrowed.
+    auto finishOne = [&](ReduceOp r, ArrayRef<Value> totals) {
+      ReduceKind kind = r.getKind();
+      bool wide = isa<FloatType>(getElementTypeOrSelf(r.getType())) &&
+                  (kind == ReduceKind::sum || kind == ReduceKind::mean);
+      for (int64_t l = 0; l < vector; ++l) {
+        Value total = totals[l];
+        if (kind == ReduceKind::mean)
+          total = e.fdiv(total, e.f64c(static_cast<double>(reducedRows)));
+        if (wide)
+          total = e.fptrunc(e.f32, total);
+        columnTotals[{r.getResult().getAsOpaquePointer(), static_cast<int>(l)}] =
+            roundTo(total, r.getType());
+      }
+    };
     for (auto [k, rc] : llvm::enumerate(shape.reductions)) {
       ReduceOp r = rc;
       ReduceKind kind = r.getKind();
@@ -118,7 +168,7 @@ absl::Status ColumnsEmitter::build() {
       for (int64_t l = 0; l < vector; ++l)
         inits.push_back(reductionIdentity(e, kind, acct));
       SmallVector<Value> acc = e.loop(
-          y, rowCount, step, inits, [&](Value rowIv, ValueRange accs) -> SmallVector<Value> {
+          e.add(rowBegin, y), rowEnd, step, inits, [&](Value rowIv, ValueRange accs) -> SmallVector<Value> {
             openScope();
             Value base = e.add(e.mul(rowIv, colCount), colStart);
             if (vector > 1) {
@@ -155,6 +205,7 @@ absl::Status ColumnsEmitter::build() {
                        : e.fpext(e.f64, acc[l]),
                 slot(y, l));
       e.barrier();
+      slotTotals.emplace_back();
       for (int64_t l = 0; l < vector; ++l) {
         Value total;
         for (int64_t s = 0; s < slices; ++s) {
@@ -165,19 +216,111 @@ absl::Status ColumnsEmitter::build() {
             v = e.fptrunc(e.f32, v);
           total = total ? reductionCombine(e, kind, total, v) : v;
         }
-        if (kind == ReduceKind::mean)
-          total = e.fdiv(total, e.f64c(static_cast<double>(reducedRows)));
-        if (wide)
-          total = e.fptrunc(e.f32, total);
-        columnTotals[{r.getResult().getAsOpaquePointer(), static_cast<int>(l)}] =
-            roundTo(total, r.getType());
+        slotTotals.back().push_back(total);
       }
+      // Unsplit, a later reduction may read this one (a variance, its mean).
+      if (split == 1)
+        finishOne(r, slotTotals.back());
+    }
+    // Outputs of the column shape: the first warp stores them.
+    auto storeColumns = [&](Value when) {
+      SmallVector<std::tuple<unsigned, Value, Value>> stores;
+      for (auto [i, o] : llvm::enumerate(yield->getOperands())) {
+        if (isFull(o))
+          continue;
+        for (int64_t l = 0; l < vector; ++l) {
+          auto v = eval(o, colLane[l], static_cast<int>(l));
+          if (!v.ok()) {
+            status = v.status();
+            return;
+          }
+          stores.push_back({static_cast<unsigned>(i), *v, colLane[l]});
+        }
+      }
+      if (stores.empty())
+        return;
+      e.ifThen(when, [&] {
+        for (auto &[i, v, at] : stores)
+          storeResult(i, v, at);
+      });
+    };
+    Value firstWarp = e.band(e.icmp(LLVM::ICmpPredicate::eq, y, e.i64c(0)), valid);
+    if (split > 1) {
+      // This part's partials to the workspace (slot per reduction, group,
+      // lane; 8 bytes: f64 or i64, f32 maxima widened), then the tile's
+      // counter; the last part to arrive combines all of them in order.
+      auto wide8 = [&](Value v) {
+        if (v.getType() == e.f32)
+          return e.fpext(e.f64, v);
+        if (v.getType() == e.i32)
+          return e.sext(e.i64, v);
+        return v;
+      };
+      auto slotAt = [&](Value u, int64_t k, int64_t l) {
+        Value index = e.add(e.mul(u, e.i64c(unitSlots)),
+                            e.add(e.mul(x, e.i64c(vector)),
+                                  e.i64c(k * groupsPerTile * vector + l)));
+        return e.gep(workspace, slotTotals[k][l].getType() == e.f32 ||
+                                        slotTotals[k][l].getType() == e.f64
+                                    ? e.f64
+                                    : e.i64,
+                     index);
+      };
+      e.ifThen(firstWarp, [&] {
+        for (size_t k = 0; k < slotTotals.size(); ++k)
+          for (int64_t l = 0; l < vector; ++l)
+            e.store(wide8(slotTotals[k][l]), slotAt(unit, static_cast<int64_t>(k), l));
+        LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
+      });
+      e.barrier();
+      e.ifThen(e.icmp(LLVM::ICmpPredicate::eq, tid, e.i64c(0)), [&] {
+        Value counter = e.gep(counters, e.i32, tile);
+        Value old = LLVM::AtomicRMWOp::create(builder, LLVM::AtomicBinOp::add, counter,
+                                              e.i32c(1), LLVM::AtomicOrdering::acq_rel,
+                                              "device");
+        Value last = e.icmp(LLVM::ICmpPredicate::eq, old, e.i32c(static_cast<int32_t>(split - 1)));
+        e.store(e.zext(e.i32, last), flag);
+        // The last part resets the counter for the next launch.
+        e.ifThen(last, [&] { e.store(e.i32c(0), counter); });
+      });
+      e.barrier();
+      Value last = e.icmp(LLVM::ICmpPredicate::ne, e.load(e.i32, flag), e.i32c(0));
+      e.ifThen(e.band(last, firstWarp), [&] {
+        LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
+        SmallVector<SmallVector<Value>> totals(slotTotals.size());
+        for (auto [k, rc] : llvm::enumerate(shape.reductions)) {
+          ReduceOp r = rc;
+          for (int64_t l = 0; l < vector; ++l) {
+            Type t = slotTotals[k][l].getType();
+            Value total;
+            for (int64_t p = 0; p < split; ++p) {
+              Value u = e.add(e.mul(tile, e.i64c(split)), e.i64c(p));
+              Value v = LLVM::LoadOp::create(builder, t == e.f32 || t == e.f64 ? e.f64 : e.i64,
+                                             slotAt(u, static_cast<int64_t>(k), l), 8,
+                                             /*isVolatile=*/true);
+              if (t == e.f32)
+                v = e.fptrunc(e.f32, v);
+              else if (t == e.i32)
+                v = e.trunc(e.i32, v);
+              total = total ? reductionCombine(e, r.getKind(), total, v) : v;
+            }
+            totals[k].push_back(total);
+          }
+        }
+        for (auto [k, r] : llvm::enumerate(shape.reductions))
+          finishOne(r, totals[k]);
+        storeColumns(e.boolc(true));
+      });
+      // The flag is read before the next unit writes it.
+      e.barrier();
+      return {e.bxor(parity, e.i64c(1))};
     }
 
     // Outputs of the element shape: another pass over the rows.
-    SmallVector<unsigned> full, perColumn;
+    SmallVector<unsigned> full;
     for (auto [i, o] : llvm::enumerate(yield->getOperands()))
-      (isFull(o) ? full : perColumn).push_back(static_cast<unsigned>(i));
+      if (isFull(o))
+        full.push_back(static_cast<unsigned>(i));
     if (!full.empty())
       e.loop(y, rowCount, step, {}, [&](Value rowIv, ValueRange) -> SmallVector<Value> {
         openScope();
@@ -203,33 +346,21 @@ absl::Status ColumnsEmitter::build() {
         });
         return {};
       });
-    // Outputs of the column shape: the first warp stores them.
-    if (!perColumn.empty()) {
-      SmallVector<std::tuple<unsigned, Value, Value>> stores;
-      for (unsigned i : perColumn)
-        for (int64_t l = 0; l < vector; ++l) {
-          auto v = eval(yield->getOperand(i), colLane[l], static_cast<int>(l));
-          if (!v.ok()) {
-            status = v.status();
-            return {parity};
-          }
-          stores.push_back({i, *v, colLane[l]});
-        }
-      e.ifThen(e.band(e.icmp(LLVM::ICmpPredicate::eq, y, e.i64c(0)), valid), [&] {
-        for (auto &[i, v, at] : stores)
-          storeResult(i, v, at);
-      });
-    }
+    storeColumns(firstWarp);
     return {e.bxor(parity, e.i64c(1))};
   });
   if (!status.ok())
     return status;
   LLVM::ReturnOp::create(builder, ValueRange());
-  return absl::OkStatus();
+  if (split == 1)
+    return SmallVector<int64_t>{};
+  return SmallVector<int64_t>{tiles * split * unitSlots * 8, tiles * 4};
 }
 
 } // namespace
 
-absl::Status emitColumns(const StrategyInput &in) { return ColumnsEmitter(in).build(); }
+absl::StatusOr<SmallVector<int64_t>> emitColumns(const StrategyInput &in) {
+  return ColumnsEmitter(in).buildSplit();
+}
 
 } // namespace fusec::codegen

@@ -33,7 +33,8 @@ absl::Status emitRowsInRegisters(const StrategyInput &in);
 /// row_stream (RowStream.cpp).
 absl::Status emitRowStream(const StrategyInput &in);
 /// column (Columns.cpp).
-absl::Status emitColumns(const StrategyInput &in);
+/// Returns the kernel's scratch buffers (a split's workspace and counters).
+absl::StatusOr<llvm::SmallVector<int64_t>> emitColumns(const StrategyInput &in);
 /// What a tensor-core kernel needs from the JIT: the TMA descriptors of its
 /// table, and zeroed scratch buffers (bytes), passed after the table.
 struct TensorCoreKernel {

@@ -4,6 +4,10 @@
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o /dev/null
 // RUN: %ptxas -arch=sm_90a -v %t/column_sum.k0_reduce.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %ptxas -arch=sm_90a -v %t/middle.k0_reduce.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PLAN
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s --check-prefix=SPLIT
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen | FileCheck %s --check-prefix=SCRATCH
+// RUN: %ptxas -arch=sm_90a -v %t/bias_grad.k0_reduce.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // REQUIRES: ptxas
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
@@ -37,4 +41,24 @@ func.func @column_sum(%x: tensor<64x256xf32>) -> tensor<256xf32> {
 func.func @middle(%x: tensor<6x37x40xbf16>) -> tensor<6x40xbf16> {
   %0 = fusec.reduce sum %x dims [1] : tensor<6x37x40xbf16> -> tensor<6x40xbf16>
   return %0 : tensor<6x40xbf16>
+}
+
+// A bias gradient's shape: 32 tiles of 128 columns for 132 SMs. The 16384
+// rows split into 9 parts (a CTA each, about two a SM); each part writes
+// its partials to the workspace, the last to arrive (an atomic counter)
+// sums the parts in order and stores.
+// PLAN-LABEL: func.func @bias_grad
+// PLAN: #fusec.launch<strategy = column, grid = 288, block = 256, vector = 4, split = 9
+// SPLIT: llvm.func @k0_reduce(%{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias})
+// SPLIT: llvm.fence syncscope("device") acq_rel
+// SPLIT: nvvm.barrier0
+// SPLIT: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") acq_rel
+// SPLIT: nvvm.barrier0
+// SPLIT-COUNT-9: llvm.load volatile
+// SPLIT: nvvm.barrier0
+// SCRATCH-LABEL: func.func @bias_grad
+// SCRATCH: fusec.scratch = array<i64: 294912, 128>
+func.func @bias_grad(%x: tensor<16384x4096xf32>) -> tensor<4096xf32> {
+  %0 = fusec.reduce sum %x dims [0] : tensor<16384x4096xf32> -> tensor<4096xf32>
+  return %0 : tensor<4096xf32>
 }
