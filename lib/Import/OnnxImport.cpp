@@ -706,9 +706,6 @@ Val Importer::knownMask(const std::vector<int64_t> &shape,
 // Folding by the interpreter
 //===----------------------------------------------------------------------===//
 
-/// The most elements a node's folded outputs may have.
-constexpr int64_t kFoldElements = int64_t(1) << 16;
-
 absl::Status Importer::foldNode(const std::function<absl::Status()> &importer) {
   std::string saved = std::move(body);
   body.clear();
@@ -737,13 +734,8 @@ absl::Status Importer::foldNode(const std::function<absl::Status()> &importer) {
     restore();
     return absl::OkStatus();
   }
-  if (total > kFoldElements) {
-    // Large results (a causal mask expanded to [batch, 1, seq, seq]) are
-    // computed on the GPU, where they fuse into their consumers: folding
-    // them costs the interpreter's time at every compile (seconds at 4 x
-    // 1024 tokens) and puts a constant of that size in the graph. What
-    // importers need known (shapes, axes, indices of a few values) is far
-    // smaller.
+  if (total > (int64_t(1) << 26)) {
+    // Too large to hold on the host: import it as usual.
     restore();
     return importer();
   }
