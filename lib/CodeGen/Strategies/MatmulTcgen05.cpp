@@ -174,18 +174,7 @@ absl::Status MatmulTcgen05Emitter::epilogueTile(Value accBase, Value b, Value tm
       accElement.clear();
       for (Value v : loaded)
         accElement.push_back(e.bitcast(e.f32, e.extract(v, q)));
-      elementCoords.assign(batch.begin(), batch.end());
-      elementCoords.push_back(row64);
-      elementCoords.push_back(col64);
-      elementIndex = e.add(rowFlat, col64);
-      for (auto [r, o] : llvm::enumerate(yield->getOperands())) {
-        auto v = eval(maps[r] ? maps[r]->source : o, elementIndex, 0);
-        if (!v.ok()) {
-          status = v.status();
-          return;
-        }
-        values[r].push_back(*v);
-      }
+      status = evalOutputsAt(maps, batch, row64, col64, e.add(rowFlat, col64), values);
     };
     auto storeMappedAt = [&](unsigned r, Value v, Value col) {
       SmallVector<Value> coords(batch.begin(), batch.end());
@@ -261,22 +250,12 @@ absl::Status MatmulTcgen05Emitter::epilogueLoop(Value smem, Value tmem, Value wa
     NVVM::Tcgen05FenceOp::create(builder, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     Value accBase = e.add(tmem, e.mul(buffer, i32(accColumns)));
     // Interior tiles skip the bounds checks.
-    Value interior = e.band(
-        e.icmp(LLVM::ICmpPredicate::ule, e.add(e.mul(tm, i32(t.m)), i32(t.m)), i32(l.m)),
-        e.icmp(LLVM::ICmpPredicate::ule, e.add(e.mul(tn, i32(t.n)), i32(t.n)), i32(l.n)));
-    Block *fast = e.newBlock(), *slow = e.newBlock(), *done = e.newBlock();
-    e.condBr(interior, fast, slow);
-    e.setBlock(fast);
+    absl::Status st = interiorOrEdge(tm, tn, [&](bool guarded) {
+      return status.ok() ? epilogueTile(accBase, b, tm, tn, warp, lane, guarded)
+                         : absl::OkStatus();
+    });
     if (status.ok())
-      status = epilogueTile(accBase, b, tm, tn, warp, lane, /*guarded=*/false);
-    e.br(done);
-    e.moveToEnd(slow);
-    e.setBlock(slow);
-    if (status.ok())
-      status = epilogueTile(accBase, b, tm, tn, warp, lane, /*guarded=*/true);
-    e.br(done);
-    e.moveToEnd(done);
-    e.setBlock(done);
+      status = st;
     // Every tcgen05.ld of the buffer is complete (tcgen05.wait::ld): the
     // MMAs of a later unit may overwrite it.
     NVVM::Tcgen05FenceOp::create(builder, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);

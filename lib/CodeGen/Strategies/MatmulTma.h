@@ -62,6 +62,17 @@ protected:
   mlir::Value alignedSharedMemory();
   /// The producer thread's loop: every unit's k-blocks into the ring.
   void producer(mlir::Value smem, mlir::Value table);
+  /// Emits `epilogue(guarded)` twice: unguarded for a tile wholly inside
+  /// the output (tile row `tm`, column `tn`), guarded for an edge tile.
+  absl::Status interiorOrEdge(mlir::Value tm, mlir::Value tn,
+                              llvm::function_ref<absl::Status(bool guarded)> epilogue);
+  /// Points the epilogue at the element (batch..., row, col) of flat index
+  /// `flat` and evaluates every output there (an output written through
+  /// movement ops at its map's source), appending to `values[output]`.
+  absl::Status evalOutputsAt(llvm::ArrayRef<std::optional<StoreMap>> maps,
+                             llvm::ArrayRef<mlir::Value> batch, mlir::Value row,
+                             mlir::Value col, mlir::Value flat,
+                             llvm::MutableArrayRef<llvm::SmallVector<mlir::Value>> values);
 
   const KernelShape &shape;
   MatmulLayout l;

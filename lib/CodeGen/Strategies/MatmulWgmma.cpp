@@ -151,6 +151,43 @@ Value TmaMatmulEmitter::alignedSharedMemory() {
   return sharedAt(dynamic, pad);
 }
 
+absl::Status TmaMatmulEmitter::interiorOrEdge(Value tm, Value tn,
+                                              function_ref<absl::Status(bool)> epilogue) {
+  Value interior = e.band(
+      e.icmp(LLVM::ICmpPredicate::ule, e.add(e.mul(tm, i32(t.m)), i32(t.m)), i32(l.m)),
+      e.icmp(LLVM::ICmpPredicate::ule, e.add(e.mul(tn, i32(t.n)), i32(t.n)), i32(l.n)));
+  Block *fast = e.newBlock(), *slow = e.newBlock(), *done = e.newBlock();
+  e.condBr(interior, fast, slow);
+  e.setBlock(fast);
+  absl::Status status = epilogue(/*guarded=*/false);
+  e.br(done);
+  e.moveToEnd(slow);
+  e.setBlock(slow);
+  if (status.ok())
+    status = epilogue(/*guarded=*/true);
+  e.br(done);
+  e.moveToEnd(done);
+  e.setBlock(done);
+  return status;
+}
+
+absl::Status TmaMatmulEmitter::evalOutputsAt(ArrayRef<std::optional<StoreMap>> maps,
+                                              ArrayRef<Value> batch, Value row, Value col,
+                                              Value flat,
+                                              MutableArrayRef<SmallVector<Value>> values) {
+  elementCoords.assign(batch.begin(), batch.end());
+  elementCoords.push_back(row);
+  elementCoords.push_back(col);
+  elementIndex = flat;
+  for (auto [r, o] : llvm::enumerate(body.getTerminator()->getOperands())) {
+    auto v = eval(maps[r] ? maps[r]->source : o, flat, 0);
+    if (!v.ok())
+      return v.status();
+    values[r].push_back(*v);
+  }
+  return absl::OkStatus();
+}
+
 SmallVector<Value> TmaMatmulEmitter::batchCoords(Value b, ArrayRef<int64_t> operandBatch) {
   SmallVector<Value> outer(l.batch.size());
   Value rest = b;
@@ -476,18 +513,10 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
               for (Value acc : accs)
                 accElement.push_back(e.extractValue(acc, element));
               Value flat = q ? pairIndex : flat0;
-              elementCoords.assign(batch.begin(), batch.end());
-              elementCoords.push_back(row64);
-              elementCoords.push_back(q ? e.add(col64, e.i64c(1)) : col64);
-              elementIndex = flat;
-              for (auto [r, o] : llvm::enumerate(yield->getOperands())) {
-                auto v = eval(maps[r] ? maps[r]->source : o, flat, 0);
-                if (!v.ok()) {
-                  status = v.status();
-                  return;
-                }
-                values[r].push_back(*v);
-              }
+              status = evalOutputsAt(maps, batch, row64, q ? e.add(col64, e.i64c(1)) : col64,
+                                     flat, values);
+              if (!status.ok())
+                return;
             }
             for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
               if (staged(r)) {
@@ -681,22 +710,12 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
 
     auto runEpilogue = [&](ArrayRef<Value> finals) {
       // Interior tiles skip the bounds checks.
-      Value interior = e.band(
-          e.icmp(LLVM::ICmpPredicate::ule, e.add(e.mul(tm, i32(t.m)), i32(t.m)), i32(l.m)),
-          e.icmp(LLVM::ICmpPredicate::ule, e.add(e.mul(tn, i32(t.n)), i32(t.n)), i32(l.n)));
-      Block *fast = e.newBlock(), *slow = e.newBlock(), *done = e.newBlock();
-      e.condBr(interior, fast, slow);
-      e.setBlock(fast);
+      absl::Status st = interiorOrEdge(tm, tn, [&](bool guarded) {
+        return status.ok() ? epilogue(smem, finals, b, tm, tn, wg, warp, lane, guarded)
+                           : absl::OkStatus();
+      });
       if (status.ok())
-        status = epilogue(smem, finals, b, tm, tn, wg, warp, lane, /*guarded=*/false);
-      e.br(done);
-      e.moveToEnd(slow);
-      e.setBlock(slow);
-      if (status.ok())
-        status = epilogue(smem, finals, b, tm, tn, wg, warp, lane, /*guarded=*/true);
-      e.br(done);
-      e.moveToEnd(done);
-      e.setBlock(done);
+        status = st;
     };
 
     if (t.split == 1) {
