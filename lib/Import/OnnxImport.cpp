@@ -315,7 +315,7 @@ Val knownVal(HostTensor h) {
   Val v;
   v.dtype = h.dtype;
   v.shape = h.shape;
-  v.known = std::move(h);
+  v.known = std::make_shared<const HostTensor>(std::move(h));
   return v;
 }
 
@@ -492,9 +492,13 @@ Val Importer::broadcastTo(Val v, const std::vector<int64_t> &shape) {
     dims.push_back(static_cast<int64_t>(off + j));
   if (v.known && v.elements() == 1) {
     // A splat stays known (its literal is one value).
-    HostTensor h(v.dtype, shape);
-    for (int64_t i = 0; i < h.numElements(); ++i)
-      h.copyElement(i, *v.known, 0);
+    HostTensor h;
+    h.dtype = v.dtype;
+    h.shape = shape;
+    if (v.known->isInteger())
+      h.ints.assign(static_cast<size_t>(elementCount(shape)), v.known->ints[0]);
+    else
+      h.data.assign(static_cast<size_t>(elementCount(shape)), v.known->data[0]);
     return knownVal(std::move(h));
   }
   if (v.squeezed && !v.known) {
@@ -795,7 +799,7 @@ absl::Status Importer::importNode() {
     if (in.empty())
       continue;
     auto v = values.find(in);
-    allKnown &= v != values.end() && v->second.known.has_value();
+    allKnown &= v != values.end() && v->second.known != nullptr;
   }
   auto run = [&]() -> absl::Status {
     if (auto st = importer(*this); !st.ok())
@@ -865,8 +869,10 @@ absl::Status Importer::narrowOutputs() {
       continue;
     Val &v = it->second;
     if (v.known) {
-      for (int64_t &x : v.known->ints)
+      HostTensor wrapped = *v.known; // shared: wrap a copy
+      for (int64_t &x : wrapped.ints)
         x = wrapNarrow(type, x);
+      v.known = std::make_shared<const HostTensor>(std::move(wrapped));
       continue;
     }
     int64_t m = type == onnx::kInt8 || type == onnx::kUint8 ? 256 : 65536;

@@ -51,7 +51,9 @@ struct Val {
   std::string ssa; ///< empty until emitted (known values are emitted lazily)
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  std::optional<HostTensor> known;
+  /// The value when it is known at import. Shared, never copied: a Val is
+  /// passed by value, and a known mask of [batch, 1, seq, seq] is megabytes.
+  std::shared_ptr<const HostTensor> known;
   /// Set when the value is `squeezed` with size-1 dims added (ONNX's
   /// keepdims): elementwise ops then compute on the squeezed form, so no
   /// reshape sits between a reduction and its consumers (which would split
