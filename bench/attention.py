@@ -45,21 +45,30 @@ def load():
     lib.fusec_attention_forward.restype = ctypes.c_int
     lib.fusec_attention_forward.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int] * 6 + [
         ctypes.c_float, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+    lib.fusec_attention_forward_masked.restype = ctypes.c_int
+    lib.fusec_attention_forward_masked.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int] * 6 + [
+        ctypes.c_float, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+        ctypes.c_void_p]
     lib.fusec_attention_last_error.restype = ctypes.c_char_p
     return lib
 
 
-def fusec_attention(lib, q, k, v, causal, scale, flags, out=None, lse=None):
+def fusec_attention(lib, q, k, v, causal, scale, flags, out=None, lse=None, key_mask=None):
+    """key_mask: None, or [B, Skv] uint8 (nonzero: the key is visible)."""
     b, hq, sq, d = q.shape
     hkv, skv = k.shape[1], k.shape[2]
     if out is None:
         out = torch.empty_like(q)
     if lse is None:
         lse = torch.empty((b, hq, sq), device=q.device, dtype=torch.float32)
-    rc = lib.fusec_attention_forward(
-        q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
-        b, hq, hkv, sq, skv, d, scale, int(causal), 1 if q.dtype == torch.float16 else 0,
-        flags, torch.cuda.current_stream().cuda_stream)
+    args = (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(),
+            b, hq, hkv, sq, skv, d, scale, int(causal), 1 if q.dtype == torch.float16 else 0,
+            flags)
+    stream = torch.cuda.current_stream().cuda_stream
+    if key_mask is None:
+        rc = lib.fusec_attention_forward(*args, stream)
+    else:
+        rc = lib.fusec_attention_forward_masked(*args, key_mask.data_ptr(), stream)
     if rc != 0:
         raise RuntimeError(lib.fusec_attention_last_error().decode())
     return out, lse
@@ -132,22 +141,25 @@ def correctness(lib):
     return results, failures
 
 
-def timeit(fn, iters=20, warmup=5):
+def timeit(fn, iters=20, warmup=5, reps=1):
+    """Median ms of one call over `iters` samples; each sample times `reps`
+    calls back to back, which hides the host's launch cost of short kernels."""
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(iters):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
-        fn()
+        for _ in range(reps):
+            fn()
         e.record()
         e.synchronize()
-        times.append(s.elapsed_time(e))
+        times.append(s.elapsed_time(e) / reps)
     times.sort()
     return times[len(times) // 2]
 
 
-def speed(lib, flag_sets, shapes=None):
+def speed(lib, flag_sets, shapes=None, key_masks=False):
     shapes = shapes or [(4, 32, 4096, 128), (2, 32, 8192, 128), (16, 32, 1024, 128),
                         (4, 32, 4096, 64), (8, 16, 4096, 256)]
     rows = []
@@ -162,12 +174,25 @@ def speed(lib, flag_sets, shapes=None):
             out = torch.empty_like(q)
             lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
             for name, flags in flag_sets.items():
-                ms = timeit(lambda: fusec_attention(lib, q, k, v, causal, scale, flags, out, lse))
+                ms = timeit(lambda: fusec_attention(lib, q, k, v, causal, scale, flags, out, lse),
+                            reps=10)
                 row[f"fusec[{name}]"] = flops / ms / 1e9
+            if key_masks:
+                # The runtime's flag set with transformers' attention_mask:
+                # all ones (every key visible), and padding (each sequence's
+                # last tenth hidden). FLOPs counted as without the mask.
+                ones = torch.ones(b, s, device="cuda", dtype=torch.uint8)
+                pad = ones.clone()
+                pad[:, s - s // 10:] = 0
+                for name, mask in (("mask=ones", ones), ("mask=pad", pad)):
+                    ms = timeit(lambda: fusec_attention(lib, q, k, v, causal, scale,
+                                                        PINGPONG | PIPELINE, out, lse, mask),
+                                reps=10)
+                    row[f"masked[{name}]"] = flops / ms / 1e9
             for name, backend in (("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION),
                                   ("sdpa_flash", SDPBackend.FLASH_ATTENTION)):
                 try:
-                    ms = timeit(lambda: sdpa(q, k, v, causal, scale, [backend]))
+                    ms = timeit(lambda: sdpa(q, k, v, causal, scale, [backend]), reps=10)
                     row[name] = flops / ms / 1e9
                 except Exception as e:  # a backend that refuses the shape
                     row[name] = None
@@ -187,6 +212,9 @@ def main():
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--no-correctness", action="store_true")
     ap.add_argument("--shapes", help="speed shapes instead of the default set: BxHxSxD,...")
+    ap.add_argument("--flags", help="speed: only these flag sets (names, comma-separated)")
+    ap.add_argument("--key-masks", action="store_true",
+                    help="speed: also time the runtime's flag set with a key padding mask")
     args = ap.parse_args()
     lib = load()
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -197,14 +225,18 @@ def main():
     if not args.no_speed:
         shapes = [tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")] \
             if args.shapes else None
-        result["speed"] = speed(lib, FLAG_SETS, shapes)
+        flag_sets = {n: FLAG_SETS[n] for n in args.flags.split(",")} if args.flags else FLAG_SETS
+        result["speed"] = speed(lib, flag_sets, shapes, args.key_masks)
         print()
         fmt = lambda x: f"{x:.0f}" if x else "-"
-        print("TFLOP/s, bf16          | " + " | ".join(FLAG_SETS) + " | cuDNN | flash | best/cuDNN")
+        masks = ["mask=ones", "mask=pad"] if args.key_masks else []
+        print("TFLOP/s, bf16          | " + " | ".join(list(flag_sets) + masks)
+              + " | cuDNN | flash | best/cuDNN")
         for r in result["speed"]:
             cu, best = r["sdpa_cudnn"], r[r["fusec_best"]]
             print(f"{r['b']}x{r['h']}x{r['s']}x{r['d']} {'causal' if r['causal'] else 'full  '} | "
-                  + " | ".join(fmt(r[f"fusec[{n}]"]) for n in FLAG_SETS)
+                  + " | ".join(fmt(r[f"fusec[{n}]"]) for n in flag_sets)
+                  + "".join(f" | {fmt(r[f'masked[{n}]'])}" for n in masks)
                   + f" | {fmt(cu)} | {fmt(r['sdpa_flash'])} | "
                   + (f"{best / cu:.2f}x" if cu else "-"))
     if args.json:

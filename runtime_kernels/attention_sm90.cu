@@ -189,12 +189,44 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int kk = 0; kk < BN / 16; ++kk)
       wgmma_rs<D, F16>(o, pa[kk], d.v[kk], 1);
   };
+  // The key mask of block `it` as one bit per column this thread holds
+  // (bit 2 j + e of column 8 j + 2 (lane % 4) + e), 0 where every key of
+  // the block is visible (or there is no mask). A warp reads the block's
+  // mask bytes coalesced, 32 at a time, and shares them by ballot; the
+  // caller reads them while the block's GEMMs run.
+  auto hiddenKeys = [&](int it) -> uint32_t {
+    if (!p.keyMask)
+      return 0;
+    const uint8_t *keys = p.keyMask + static_cast<size_t>(batchIndex) * p.skv;
+    const int n0 = it * BN;
+    uint8_t visible[BN / 32];
+#pragma unroll
+    for (int b = 0; b < BN / 32; ++b) {
+      const int col = n0 + 32 * b + lane;
+      visible[b] = col < p.skv ? __ldg(keys + col) : 1;
+    }
+    uint32_t ballots[BN / 32], any = 0;
+#pragma unroll
+    for (int b = 0; b < BN / 32; ++b) {
+      ballots[b] = __ballot_sync(0xffffffff, visible[b] == 0);
+      any |= ballots[b];
+    }
+    if (any == 0)
+      return 0;
+    uint32_t bits = 0;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        bits |= ((ballots[j / 4] >> (8 * (j % 4) + 2 * (lane % 4) + e)) & 1u) << (2 * j + e);
+    return bits;
+  };
   // The online softmax of block `it`: masks S, moves the running max (or,
   // with CondRescale, only when it grows past 2^8), writes P to `pa` and
   // returns in `factor` what O must be multiplied by (`rescale` false when
   // no row of the warp needs it).
-  auto softmax = [&](const float (&acc)[BN / 2], int it, uint32_t (&pa)[BN / 16][4],
-                     float (&factor)[2], bool &rescale) {
+  auto softmax = [&](const float (&acc)[BN / 2], int it, uint32_t hidden,
+                     uint32_t (&pa)[BN / 16][4], float (&factor)[2], bool &rescale) {
     const int n0 = it * BN;
     // Columns past Skv, or past the diagonal, are -inf. (A copy: the
     // accumulator registers are not written while a wgmma is in flight,
@@ -203,23 +235,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int x = 0; x < BN / 2; ++x)
       sacc[x] = acc[x];
-    const bool needMask = p.keyMask || n0 + BN > p.skv ||
+    const bool needMask = hidden != 0 || n0 + BN > p.skv ||
                           (p.causal && n0 + BN - 1 > m0 + cw * 64 + p.offset);
     if (needMask) {
-      // The key mask as one bit per column this thread holds (bit 2 j + e),
-      // read before the loop so that it costs one register.
-      uint32_t hidden = 0;
-      if (p.keyMask) {
-        const uint8_t *keys = p.keyMask + static_cast<size_t>(batchIndex) * p.skv;
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            int col = n0 + 8 * j + 2 * (lane % 4) + e;
-            if (col < p.skv && !__ldg(keys + col))
-              hidden |= 1u << (2 * j + e);
-          }
-      }
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
@@ -339,10 +357,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       issueS(sacc, d);
       wgmmaCommit();
       yourTurn();
+      const uint32_t hidden = hiddenKeys(it);
       wgmmaWait<0>();
       fenceRegisters(sacc);
       mbarrierArrive(&emptyK[s]);
-      softmax(sacc, it, pa, factor, rescale);
+      softmax(sacc, it, hidden, pa, factor, rescale);
       if (rescale)
         rescaleO(factor);
       mbarrierWait(&fullV[s], phase);
@@ -371,10 +390,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       issueS(sacc, d);
       wgmmaCommit();
       yourTurn();
+      const uint32_t hidden = hiddenKeys(0);
       wgmmaWait<0>();
       fenceRegisters(sacc);
       mbarrierArrive(&emptyK[0]);
-      softmax(sacc, 0, pa, factor, rescale);
+      softmax(sacc, 0, hidden, pa, factor, rescale);
     }
     for (int it = 1; it < nBlocks; ++it) {
       const int s = it % C::kStages, prev = (it - 1) % C::kStages;
@@ -386,6 +406,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbarrierWait(&fullK[s], phase);
       mbarrierWait(&fullV[prev], prevPhase);
       Descriptors d = descriptors(s), dPrev = descriptors(prev);
+      // Read before the GEMMs are issued: anything computed while they
+      // are in flight makes ptxas serialize them (C7513).
+      const uint32_t hidden = hiddenKeys(it);
       fenceRegisters(o);
       fenceRegisters(pa);
       myTurn();
@@ -396,7 +419,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       yourTurn();
       wgmmaWait<1>(); // S done; PV may still run
       mbarrierArrive(&emptyK[s]);
-      softmax(sacc, it, next, factor, rescale);
+      softmax(sacc, it, hidden, next, factor, rescale);
       wgmmaWait<0>();
       fenceRegisters(o);
       // pa stays live until the PV GEMM that reads it is done, so the new P

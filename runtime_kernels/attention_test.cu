@@ -15,6 +15,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -30,7 +31,10 @@ struct Case {
   int batch, heads, kvHeads, sq, skv, d;
   bool causal;
   int dtype, flags;
-  bool keyMask = false; // a random key padding mask (batch 0's first keys hidden)
+  /// 0: no key mask; 1: random (about one key in four hidden, and batch 0's
+  /// first 3); 2: padding (batch b hides its last 37 b keys, so most key
+  /// blocks are wholly visible).
+  int keyMask = 0;
 };
 
 uint64_t rngState = 0x9E3779B97F4A7C15ull;
@@ -83,9 +87,13 @@ bool run(const Case &c) {
   // About one key in four hidden, and batch 0's first 3 keys: with causal,
   // its first rows see nothing.
   std::vector<uint8_t> mask(static_cast<size_t>(c.batch) * c.skv, 1);
-  if (c.keyMask)
+  if (c.keyMask == 1)
     for (size_t i = 0; i < mask.size(); ++i)
       mask[i] = (i < 3 || uniform() < -0.5f) ? 0 : 1;
+  if (c.keyMask == 2)
+    for (int b = 0; b < c.batch; ++b)
+      for (int j = std::max(0, c.skv - 37 * b); j < c.skv; ++j)
+        mask[static_cast<size_t>(b) * c.skv + j] = 0;
   void *dmask = nullptr;
   if (c.keyMask) {
     CHECK_CUDA(cudaMalloc(&dmask, mask.size()));
@@ -209,7 +217,8 @@ int main(int argc, char **argv) {
              {1, 1, 1, 129, 129, 128, false, kBf16, 0},
              {1, 1, 1, 300, 250, 128, true, kBf16, kPingPong},
              {1, 1, 1, 100, 70, 256, true, kF16, kAllFlags},
-             {2, 4, 2, 150, 150, 128, true, kF16, kPingPong | kPipeline, true}};
+             {2, 4, 2, 150, 150, 128, true, kF16, kPingPong | kPipeline, 1},
+             {3, 4, 2, 400, 400, 64, true, kF16, kPingPong | kPipeline, 2}};
   } else {
     for (int d : {64, 128, 256})
       for (bool causal : {false, true})
@@ -227,8 +236,10 @@ int main(int argc, char **argv) {
       // A key padding mask (transformers' attention_mask), with and without
       // causal, every flag set the runtime uses.
       for (int flags : {0, int(kPingPong | kPipeline), int(kAllFlags)}) {
-        cases.push_back({2, 4, 2, 300, 300, d, true, kF16, flags, true});
-        cases.push_back({3, 2, 1, 129, 257, d, false, kBf16, flags, true});
+        cases.push_back({2, 4, 2, 300, 300, d, true, kF16, flags, 1});
+        cases.push_back({3, 2, 1, 129, 257, d, false, kBf16, flags, 1});
+        cases.push_back({4, 2, 2, 520, 520, d, true, kF16, flags, 2});
+        cases.push_back({3, 2, 1, 64, 700, d, false, kBf16, flags, 2});
       }
     }
   }
