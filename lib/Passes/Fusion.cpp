@@ -487,25 +487,49 @@ LogicalResult Fuser::run() {
     pushCandidates(a.id);
   }
 
-  // Memory: never above the unfused graph's peak.
+  // Memory: never above the unfused graph's peak. The merges are replayed in
+  // their order, and each one that would raise the peak above it is left
+  // out; the later ones still apply where they stay legal (tryMerge checks
+  // them again against the groups the replay has formed).
   int64_t unfusedPeak = peakOf(/*fused=*/false);
   if (peakOf(/*fused=*/true) > unfusedPeak) {
-    size_t lo = 0, hi = merges.size();
-    while (lo < hi) { // the longest prefix that stays within
-      size_t mid = (lo + hi + 1) / 2;
-      applyMerges(mid);
-      if (peakOf(true) <= unfusedPeak)
-        lo = mid;
-      else
-        hi = mid - 1;
+    std::vector<std::pair<int, int>> all = std::move(merges);
+    merges.clear();
+    applyMerges(0);
+    size_t skipped = 0;
+    for (auto [a, b] : all) {
+      if (!groups[a].alive || !groups[b].alive)
+        continue;
+      bool vertical = false;
+      for (Value v : groups[b].inputs)
+        if (Operation *def = v.getDefiningOp())
+          vertical |= groupOfOp(def) == a;
+      auto m = tryMerge(groups[a], groups[b], vertical);
+      if (!m)
+        continue;
+      Group saved = std::move(groups[a]);
+      groups[a] = std::move(*m);
+      groups[b].alive = false;
+      groupParent[b] = a;
+      if (int64_t peak = peakOf(/*fused=*/true); peak > unfusedPeak) {
+        if (remarks)
+          mlir::emitRemark(ops[groups[b].ops.front()]->getLoc())
+              << "not fused with " << ops[saved.ops.front()]->getName().getStringRef()
+              << ": peak memory would be " << peak << " bytes, above the unfused graph's "
+              << unfusedPeak;
+        groups[a] = std::move(saved);
+        groups[b].alive = true;
+        groupParent[b] = b;
+        ++skipped;
+        continue;
+      }
+      merges.push_back({a, b});
     }
     if (remarks)
-      mlir::emitRemark(func.getLoc()) << "fusion stopped after " << lo << " of "
-                      << merges.size()
-                      << " merges: the next would raise peak memory above the "
-                         "unfused graph's "
-                      << unfusedPeak << " bytes";
-    applyMerges(lo);
+      mlir::emitRemark(func.getLoc())
+          << "fusion left out " << skipped << " of " << all.size()
+          << " merges: each would raise peak memory above the unfused graph's " << unfusedPeak
+          << " bytes (" << merges.size() << " kept)";
   }
   return materialize();
 }
