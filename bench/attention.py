@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-COND, POLY, PINGPONG, PIPELINE = 1, 2, 4, 8
+COND, POLY, PINGPONG, PIPELINE, TILED_ONLY = 1, 2, 4, 8, 16
 FLAG_SETS = {
     "base": 0,
     "cond": COND,
@@ -206,6 +206,47 @@ def speed(lib, flag_sets, shapes=None, key_masks=False):
     return rows
 
 
+def graph_ms(fn, calls=20):
+    """Median ms of one call, replaying `calls` calls captured in a CUDA
+    graph: the GPU's time without the host's launch cost (which is what
+    decode-sized kernels would otherwise measure)."""
+    fn()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(calls):
+            fn()
+    return timeit(g.replay, iters=10, warmup=2) / calls
+
+
+def speed_decode(lib, shapes):
+    """Few query rows (decode) against many keys, f16, not causal: the
+    runtime's choice (the decode kernel where Sq <= 16 and Skv <= 128),
+    the tiled kernel alone (TILED_ONLY), and SDPA with the backend torch
+    picks. Microseconds a call and the K/V bytes read per second."""
+    rows = []
+    for (b, hq, hkv, sq, skv, d) in shapes:
+        q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.float16)
+        k = torch.randn(b, hkv, skv, d, device="cuda", dtype=torch.float16)
+        v = torch.randn_like(k)
+        scale = 1.0 / math.sqrt(d)
+        out = torch.empty_like(q)
+        lse = torch.empty((b, hq, sq), device="cuda", dtype=torch.float32)
+        row = dict(b=b, hq=hq, hkv=hkv, sq=sq, skv=skv, d=d)
+        kv_bytes = 2 * k.numel() * 2
+        for name, flags in (("fusec", PINGPONG | PIPELINE),
+                            ("fusec_tiled", PINGPONG | PIPELINE | TILED_ONLY)):
+            ms = graph_ms(lambda: fusec_attention(lib, q, k, v, False, scale, flags, out, lse))
+            row[f"{name}_us"] = ms * 1e3
+        ks, vs = k.repeat_interleave(hq // hkv, dim=1), v.repeat_interleave(hq // hkv, dim=1)
+        ms = graph_ms(lambda: F.scaled_dot_product_attention(q, ks, vs, scale=scale))
+        row["sdpa_us"] = ms * 1e3
+        row["fusec_kv_tb_s"] = kv_bytes / (row["fusec_us"] * 1e-6) / 1e12
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
@@ -213,6 +254,7 @@ def main():
     ap.add_argument("--no-correctness", action="store_true")
     ap.add_argument("--shapes", help="speed shapes instead of the default set: BxHxSxD,...")
     ap.add_argument("--flags", help="speed: only these flag sets (names, comma-separated)")
+    ap.add_argument("--decode", help="decode speed instead: BxHqxHkvxSqxSkvxD,...")
     ap.add_argument("--key-masks", action="store_true",
                     help="speed: also time the runtime's flag set with a key padding mask")
     args = ap.parse_args()
@@ -222,7 +264,16 @@ def main():
     failures = 0
     if not args.no_correctness:
         result["correctness"], failures = correctness(lib)
-    if not args.no_speed:
+    if args.decode:
+        shapes = [tuple(int(x) for x in sh.split("x")) for sh in args.decode.split(",")]
+        result["decode"] = speed_decode(lib, shapes)
+        print()
+        print("decode, f16, us a call   | fusec | tiled only | SDPA | fusec K/V TB/s")
+        for r in result["decode"]:
+            print(f"{r['b']}x{r['hq']}x{r['hkv']}x{r['sq']}x{r['skv']}x{r['d']:<6} | "
+                  f"{r['fusec_us']:.1f} | {r['fusec_tiled_us']:.1f} | {r['sdpa_us']:.1f} | "
+                  f"{r['fusec_kv_tb_s']:.2f}")
+    elif not args.no_speed:
         shapes = [tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")] \
             if args.shapes else None
         flag_sets = {n: FLAG_SETS[n] for n in args.flags.split(",")} if args.flags else FLAG_SETS

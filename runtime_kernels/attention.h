@@ -1,6 +1,7 @@
 //===- attention.h - The attention forward intrinsic ------------*- C++ -*-===//
 //
-// The host interface of runtime_kernels/attention_sm90.cu. Q [B, Hq, Sq, D],
+// The host interface of runtime_kernels/attention_sm90.cu (and, for a few
+// query rows, attention_decode.cuh). Q [B, Hq, Sq, D],
 // K and V [B, Hkv, Skv, D], O like Q (bf16 or f16, contiguous, 16-byte
 // aligned), LSE [B, Hq, Sq] f32 (natural log; may be null), and an optional
 // key padding mask [B, Skv] of bytes.
@@ -22,7 +23,15 @@ enum Flags {
   kPingPong = 4,    ///< the two consumer warpgroups take turns at the tensor cores
   kPipeline = 8,    ///< a warpgroup's S GEMM of block j+1 overlaps its PV GEMM of block j
   kAllFlags = 15,
+  /// Never the decode kernel (attention_decode.cuh), which otherwise takes
+  /// problems of at most kDecodeMaxRows query rows and kDecodeMaxKeys keys.
+  kTiledOnly = 16,
 };
+/// The decode kernel reads keys one a warp at a time: it beats the tiled
+/// kernel's start-up on short key ranges only (on the H200, 1024 keys took
+/// it 147 us against the tiled kernel's 43; bench/attention.py --decode).
+constexpr int kDecodeMaxRows = 16;
+constexpr int kDecodeMaxKeys = 128;
 
 struct Problem {
   const void *q, *k, *v;

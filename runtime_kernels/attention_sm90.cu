@@ -27,6 +27,7 @@
 
 #include "attention.h"
 #include "attention_common.cuh"
+#include "attention_decode.cuh"
 #include "sm90_ptx.cuh"
 
 #include <cuda_bf16.h>
@@ -593,17 +594,55 @@ int validate(const Problem &pr) {
   for (const void *ptr : {pr.q, pr.k, pr.v, static_cast<const void *>(pr.o)})
     if (!ptr || reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
       return fail("Q, K, V and O must be non-null and 16-byte aligned");
-  if (pr.flags < 0 || pr.flags > kAllFlags)
+  if (pr.flags < 0 || pr.flags > (kAllFlags | kTiledOnly))
     return fail("flags " + std::to_string(pr.flags) + " are not a set of attention::Flags");
   if (!(pr.scale > 0.0f) || !std::isfinite(pr.scale))
     return fail("scale must be positive and finite");
   return 0;
 }
 
-int forward(const Problem &pr, cudaStream_t stream) {
-  if (validate(pr))
+namespace {
+template <int D, bool F16> int launchDecode(const Problem &pr, cudaStream_t stream) {
+  KernelParams kp;
+  kp.o = pr.o;
+  kp.lse = pr.lse;
+  kp.sq = pr.sq;
+  kp.skv = pr.skv;
+  kp.hq = pr.heads;
+  kp.hkv = pr.kvHeads;
+  kp.groups = pr.heads / pr.kvHeads;
+  kp.mBlocks = pr.sq;
+  kp.scaleLog2 = pr.scale * 1.4426950408889634f;
+  kp.causal = pr.causal;
+  kp.offset = pr.skv - pr.sq;
+  kp.keyMask = static_cast<const uint8_t *>(pr.keyMask);
+  dim3 grid(pr.sq, pr.batch * pr.heads);
+  decodeKernel<D, F16><<<grid, kDecodeWarps * 32, 0, stream>>>(pr.q, pr.k, pr.v, kp);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return fail(std::string("attention decode launch: ") + cudaGetErrorString(e));
+  return 0;
+}
+
+} // namespace
+
+int forward(const Problem &prIn, cudaStream_t stream) {
+  if (validate(prIn))
     return 1;
+  Problem pr = prIn;
+  const bool tiledOnly = (pr.flags & kTiledOnly) != 0;
+  pr.flags &= kAllFlags;
   bool f16 = pr.dtype == kF16;
+  if (!tiledOnly && pr.sq <= kDecodeMaxRows && pr.skv <= kDecodeMaxKeys) {
+    switch (pr.headDim) {
+    case 64:
+      return f16 ? launchDecode<64, true>(pr, stream) : launchDecode<64, false>(pr, stream);
+    case 128:
+      return f16 ? launchDecode<128, true>(pr, stream) : launchDecode<128, false>(pr, stream);
+    default:
+      return f16 ? launchDecode<256, true>(pr, stream) : launchDecode<256, false>(pr, stream);
+    }
+  }
   switch (pr.headDim) {
   case 64:
     return f16 ? dispatchFlags<64, true>(pr, stream) : dispatchFlags<64, false>(pr, stream);
