@@ -312,10 +312,16 @@ absl::StatusOr<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> 
 }
 
 Val knownVal(HostTensor h) {
+  // Not make_shared: the importer's weak pointers (splatLiterals) must not
+  // keep a dead tensor's elements allocated.
+  return knownVal(std::shared_ptr<const HostTensor>(new HostTensor(std::move(h))));
+}
+
+Val knownVal(std::shared_ptr<const HostTensor> h) {
   Val v;
-  v.dtype = h.dtype;
-  v.shape = h.shape;
-  v.known = std::make_shared<const HostTensor>(std::move(h));
+  v.dtype = h->dtype;
+  v.shape = h->shape;
+  v.known = std::move(h);
   return v;
 }
 
@@ -442,7 +448,7 @@ std::string Importer::use(Val &v) {
   if (folding() && v.known && !absl::StartsWith(v.ssa, "%fk")) {
     // A known value is an argument of the scratch function.
     v.ssa = absl::StrCat("%fk", foldArgs.size());
-    foldArgs.push_back({v.ssa, *v.known});
+    foldArgs.push_back({v.ssa, v.known});
     return v.ssa;
   }
   if (v.ssa.empty() && v.squeezed && !v.known) {
@@ -452,8 +458,18 @@ std::string Importer::use(Val &v) {
     v.ssa = r.ssa;
   }
   if (v.ssa.empty()) {
-    Val c = emit(absl::StrCat("fusec.constant dense<", literal(*v.known), "> : ", ty(v)),
-                 v.dtype, v.shape);
+    std::string text;
+    auto it = splatLiterals.find(v.known.get());
+    if (v.splat && v.known->numElements() > 0) {
+      text = elementText(*v.known, 0);
+    } else if (it != splatLiterals.end() && it->second.first.lock() == v.known) {
+      text = it->second.second;
+    } else {
+      text = literal(*v.known);
+      if (text.size() < 64) // a splat (or a tiny tensor)
+        splatLiterals[v.known.get()] = {v.known, text};
+    }
+    Val c = emit(absl::StrCat("fusec.constant dense<", text, "> : ", ty(v)), v.dtype, v.shape);
     v.ssa = c.ssa;
   }
   return v.ssa;
@@ -492,14 +508,34 @@ Val Importer::broadcastTo(Val v, const std::vector<int64_t> &shape) {
     dims.push_back(static_cast<int64_t>(off + j));
   if (v.known && v.elements() == 1) {
     // A splat stays known (its literal is one value).
-    HostTensor h;
-    h.dtype = v.dtype;
-    h.shape = shape;
+    uint64_t bits = 0;
     if (v.known->isInteger())
-      h.ints.assign(static_cast<size_t>(elementCount(shape)), v.known->ints[0]);
+      bits = static_cast<uint64_t>(v.known->ints[0]);
     else
-      h.data.assign(static_cast<size_t>(elementCount(shape)), v.known->data[0]);
-    return knownVal(std::move(h));
+      std::memcpy(&bits, &v.known->data[0], sizeof bits);
+    std::tuple<int, std::vector<int64_t>, uint64_t> key{static_cast<int>(v.dtype), shape, bits};
+    std::shared_ptr<const HostTensor> splat;
+    if (auto it = splats.find(key); it != splats.end())
+      splat = it->second;
+    if (!splat) {
+      HostTensor h;
+      h.dtype = v.dtype;
+      h.shape = shape;
+      int64_t n = elementCount(shape);
+      if (v.known->isInteger())
+        h.ints.assign(static_cast<size_t>(n), v.known->ints[0]);
+      else
+        h.data.assign(static_cast<size_t>(n), v.known->data[0]);
+      splat = std::make_shared<const HostTensor>(std::move(h));
+      // Kept for the next broadcast while they hold at most 1 GiB.
+      if (splatBytes + 8 * n <= (int64_t(1) << 30)) {
+        splatBytes += 8 * n;
+        splats.emplace(std::move(key), splat);
+      }
+    }
+    Val out = knownVal(splat);
+    out.splat = true;
+    return out;
   }
   if (v.squeezed && !v.known) {
     // Broadcast from the squeezed form: its dims are v's non-unit dims.
@@ -750,9 +786,9 @@ absl::Status Importer::foldNode(const std::function<absl::Status()> &importer) {
     retTypes.push_back(ty(v));
   }
   --foldDepth;
-  std::vector<HostTensor> args;
+  std::vector<std::shared_ptr<const HostTensor>> args;
   for (auto &[name, t] : foldArgs) {
-    params.push_back(absl::StrCat(name, ": ", t.typeString()));
+    params.push_back(absl::StrCat(name, ": ", t->typeString()));
     args.push_back(t);
   }
   std::string text = absl::StrCat("func.func @fold(", absl::StrJoin(params, ", "), ") -> (",
@@ -778,11 +814,11 @@ absl::Status Importer::foldNode(const std::function<absl::Status()> &importer) {
   auto func = findFunction(*module, "fold");
   if (!func.ok())
     return func.status();
-  auto results = interpret(*func, args);
+  auto results = interpretShared(*func, args);
   if (!results.ok())
     return invalid(absl::StrCat("evaluating it at import: ", results.status().message()));
   for (size_t r = 0; r < pending.size(); ++r)
-    values[node->outputs[pending[r].first]] = knownVal(std::move((*results)[r]));
+    values[node->outputs[pending[r].first]] = knownVal((*results)[r]);
   return absl::OkStatus();
 }
 

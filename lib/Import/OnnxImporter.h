@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,11 +60,15 @@ struct Val {
   /// reshape sits between a reduction and its consumers (which would split
   /// the kernel); the reshape is emitted only where a use needs it.
   std::shared_ptr<Val> squeezed;
+  /// `known` holds one value in every element (a broadcast splat): its
+  /// literal is that value, with no scan of the elements.
+  bool splat = false;
   int64_t elements() const { return elementCount(shape); }
 };
 
 /// A known value.
 Val knownVal(HostTensor h);
+Val knownVal(std::shared_ptr<const HostTensor> h);
 
 class Importer {
 public:
@@ -147,7 +152,19 @@ private:
   // Folding (OnnxImport.cpp): the known inputs of the node being folded,
   // bound to the scratch function's arguments.
   int foldDepth = 0;
-  std::vector<std::pair<std::string, HostTensor>> foldArgs;
+  std::vector<std::pair<std::string, std::shared_ptr<const HostTensor>>> foldArgs;
+  /// The literals of known splats emitted as constants, by value (the weak
+  /// pointer tells a live value from a new one at a freed one's address): a
+  /// known mask of millions of elements is used by every layer, and telling
+  /// it is a splat scans all of them.
+  std::map<const HostTensor *, std::pair<std::weak_ptr<const HostTensor>, std::string>>
+      splatLiterals;
+  /// Known splats broadcast to a shape, by (type, shape, the value's bits):
+  /// every layer broadcasts the same scalars (0, -inf) to its mask's shape,
+  /// and each would otherwise allocate and fill its own copy.
+  std::map<std::tuple<int, std::vector<int64_t>, uint64_t>, std::shared_ptr<const HostTensor>>
+      splats;
+  int64_t splatBytes = 0;
   std::unique_ptr<mlir::MLIRContext> context;
 
   /// ONNX values of 8/16-bit integer types (held in i32), by name, with

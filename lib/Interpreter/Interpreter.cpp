@@ -99,8 +99,11 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 class Interpreter {
 public:
+  using Shared = std::shared_ptr<const HostTensor>;
   absl::StatusOr<std::vector<HostTensor>> runBlock(Block &block,
                                                    absl::Span<const HostTensor> args);
+  /// The block's results as the values the interpreter holds (no copies).
+  absl::StatusOr<std::vector<Shared>> runBlockShared(Block &block, absl::Span<const Shared> args);
 
 private:
   absl::Status exec(Operation *op);
@@ -109,7 +112,7 @@ private:
         locationString(op->getLoc()), ": '", op->getName().getStringRef().str(),
         "': ", msg));
   }
-  const HostTensor &get(Value v) { return env.find(v)->second; }
+  const HostTensor &get(Value v) { return *env.find(v)->second; }
   absl::StatusOr<HostTensor> make(Operation *op, Value result) {
     auto info = tensorTypeInfo(result.getType());
     if (!info.ok())
@@ -118,7 +121,7 @@ private:
   }
   void set(Value v, HostTensor t) {
     t.roundInPlace();
-    env[v] = std::move(t);
+    env[v] = std::make_shared<const HostTensor>(std::move(t));
   }
 
   /// Elementwise ops: `fn` on floats (and i1), `ifn` on integers (null:
@@ -141,18 +144,33 @@ private:
   absl::Status execSoftmax(SoftmaxOp op);
   absl::Status execKernel(KernelOp op);
 
-  llvm::DenseMap<Value, HostTensor> env;
+  /// Shared: a function's arguments and results are not copied in or out.
+  llvm::DenseMap<Value, Shared> env;
 };
 
 absl::StatusOr<std::vector<HostTensor>>
 Interpreter::runBlock(Block &block, absl::Span<const HostTensor> args) {
+  std::vector<Shared> shared;
+  for (const HostTensor &t : args)
+    shared.push_back(std::make_shared<const HostTensor>(t));
+  auto results = runBlockShared(block, shared);
+  if (!results.ok())
+    return results.status();
+  std::vector<HostTensor> out;
+  for (const Shared &r : *results)
+    out.push_back(*r);
+  return out;
+}
+
+absl::StatusOr<std::vector<Interpreter::Shared>>
+Interpreter::runBlockShared(Block &block, absl::Span<const Shared> args) {
   for (auto [arg, t] : llvm::zip(block.getArguments(), args))
     env[arg] = t;
   for (Operation &op : block) {
     if (op.hasTrait<OpTrait::IsTerminator>()) {
-      std::vector<HostTensor> results;
+      std::vector<Shared> results;
       for (Value v : op.getOperands())
-        results.push_back(get(v));
+        results.push_back(env.find(v)->second);
       return results;
     }
     if (absl::Status st = exec(&op); !st.ok())
@@ -741,15 +759,16 @@ absl::Status Interpreter::execSoftmax(SoftmaxOp op) {
 }
 
 absl::Status Interpreter::execKernel(KernelOp op) {
-  std::vector<HostTensor> args;
+  std::vector<Shared> args;
   for (Value v : op.getInputs())
-    args.push_back(get(v));
+    args.push_back(env.find(v)->second);
   Interpreter inner;
-  auto results = inner.runBlock(op.getBody().front(), args);
+  auto results = inner.runBlockShared(op.getBody().front(), args);
   if (!results.ok())
     return results.status();
+  // Already rounded to their types by the inner interpreter.
   for (auto [r, t] : llvm::zip(op.getResults(), *results))
-    set(r, std::move(t));
+    env[r] = t;
   return absl::OkStatus();
 }
 
@@ -797,29 +816,52 @@ absl::StatusOr<HostTensor> elementsToHostTensor(Attribute value) {
   return out;
 }
 
-absl::StatusOr<std::vector<HostTensor>>
-interpret(func::FuncOp func, absl::Span<const HostTensor> inputs) {
+namespace {
+/// The arguments' count and types against the function's.
+template <typename Get>
+absl::Status checkArguments(func::FuncOp func, size_t count, Get tensorAt) {
   if (func.isExternal())
     return absl::InvalidArgumentError(absl::StrCat(
         "function @", func.getSymName().str(), " has no body"));
   auto argTypes = func.getArgumentTypes();
-  if (inputs.size() != argTypes.size())
+  if (count != argTypes.size())
     return absl::InvalidArgumentError(
         absl::StrCat("function @", func.getSymName().str(), " takes ",
-                     argTypes.size(), " arguments, got ", inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
+                     argTypes.size(), " arguments, got ", count));
+  for (size_t i = 0; i < count; ++i) {
+    const HostTensor &t = tensorAt(i);
     auto info = tensorTypeInfo(argTypes[i]);
     if (!info.ok())
       return absl::InvalidArgumentError(absl::StrCat(
           "argument #", i, ": ", info.status().message()));
-    if (info->first != inputs[i].dtype || info->second != inputs[i].shape)
+    if (info->first != t.dtype || info->second != t.shape)
       return absl::InvalidArgumentError(absl::StrCat(
           "argument #", i, " expects ",
           HostTensor(info->first, info->second).typeString(), ", got ",
-          inputs[i].typeString()));
+          t.typeString()));
   }
+  return absl::OkStatus();
+}
+} // namespace
+
+absl::StatusOr<std::vector<HostTensor>>
+interpret(func::FuncOp func, absl::Span<const HostTensor> inputs) {
+  if (absl::Status st = checkArguments(func, inputs.size(),
+                                       [&](size_t i) -> const HostTensor & { return inputs[i]; });
+      !st.ok())
+    return st;
   Interpreter interp;
   return interp.runBlock(func.getBody().front(), inputs);
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<const HostTensor>>>
+interpretShared(func::FuncOp func, absl::Span<const std::shared_ptr<const HostTensor>> inputs) {
+  if (absl::Status st = checkArguments(func, inputs.size(),
+                                       [&](size_t i) -> const HostTensor & { return *inputs[i]; });
+      !st.ok())
+    return st;
+  Interpreter interp;
+  return interp.runBlockShared(func.getBody().front(), inputs);
 }
 
 absl::StatusOr<std::vector<HostTensor>> randomInputs(func::FuncOp func,

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
+#include <memory>
 #include <vector>
 
 namespace mlir {
@@ -40,6 +41,11 @@ absl::StatusOr<HostTensor> elementsToHostTensor(mlir::Attribute value);
 /// returns its results. Errors name the op and its source location.
 absl::StatusOr<std::vector<HostTensor>>
 interpret(mlir::func::FuncOp func, absl::Span<const HostTensor> inputs);
+/// `interpret` on shared tensors: neither the inputs nor the results are
+/// copied (the importer's folding passes masks of megabytes through it).
+absl::StatusOr<std::vector<std::shared_ptr<const HostTensor>>>
+interpretShared(mlir::func::FuncOp func,
+                absl::Span<const std::shared_ptr<const HostTensor>> inputs);
 
 /// Seeded random inputs for `func`'s arguments (HostTensor.h's
 /// `randomTensor`). Integer arguments used as gather indices are drawn from
