@@ -380,7 +380,9 @@ struct SinkReshape : RewritePattern {
     if (!type || !type.hasStaticShape() || type.getRank() < 2)
       return failure();
     // The shape to run on: the input of a reshape operand with fewer dims
-    // and the same last dim.
+    // and the same last dim; or, where every operand is a reshape of a
+    // value of one shape with fewer dims or a splat, that shape (a row
+    // statistic [B, S] of a reduction run on [B*S, N] rows).
     std::optional<SmallVector<int64_t>> to;
     for (Value v : op->getOperands())
       if (auto r = v.getDefiningOp<ReshapeOp>()) {
@@ -391,8 +393,22 @@ struct SinkReshape : RewritePattern {
           break;
         }
       }
-    if (!to)
-      return failure();
+    if (!to) {
+      for (Value v : op->getOperands()) {
+        if (auto c = v.getDefiningOp<ConstantOp>(); c && isa<SplatElementsAttr>(c.getValue()))
+          continue;
+        auto r = v.getDefiningOp<ReshapeOp>();
+        if (!r)
+          return failure();
+        auto src = cast<RankedTensorType>(r.getInput().getType());
+        if (!src.hasStaticShape() || src.getRank() < 1 || src.getRank() >= type.getRank() ||
+            (to && ArrayRef(*to) != src.getShape()))
+          return failure();
+        to = SmallVector<int64_t>(src.getShape());
+      }
+      if (!to)
+        return failure();
+    }
     int64_t rank = static_cast<int64_t>(to->size());
     // Each operand in the new shape: the reshape's input, a splat, a bias
     // broadcast, or a reshape (a view) of a value a kernel stores.
@@ -448,6 +464,83 @@ struct SinkReshape : RewritePattern {
   }
 };
 
+/// A reduction over trailing dims of a reshape that only regroups the
+/// leading ones runs on the reshape's input, and the reshape moves to its
+/// result: reduce(reshape(x), last k dims) = reshape(reduce(x, last k dims)).
+/// An exported RMSNorm squares the residual in the matmul's [B*S, N] rows
+/// (SinkReshape) and takes the mean over [B, S, N]; on the rows, the square
+/// joins the reduction's kernel. Only towards fewer dims.
+struct SinkReshapeIntoReduce : OpRewritePattern<ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceOp op, PatternRewriter &rewriter) const override {
+    auto r = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!r)
+      return failure();
+    auto src = cast<RankedTensorType>(r.getInput().getType());
+    auto mid = cast<RankedTensorType>(r.getType());
+    if (!src.hasStaticShape() || !mid.hasStaticShape() || src.getRank() >= mid.getRank())
+      return failure();
+    SmallVector<int64_t> dims(op.getDims());
+    llvm::sort(dims);
+    int64_t k = static_cast<int64_t>(dims.size());
+    if (k == 0 || k >= src.getRank())
+      return failure();
+    for (int64_t i = 0; i < k; ++i)
+      if (dims[i] != mid.getRank() - k + i ||
+          src.getDimSize(src.getRank() - k + i) != mid.getDimSize(mid.getRank() - k + i))
+        return failure();
+    SmallVector<int64_t> newDims, rowShape;
+    for (int64_t i = 0; i < k; ++i)
+      newDims.push_back(src.getRank() - k + i);
+    for (int64_t i = 0; i < src.getRank() - k; ++i)
+      rowShape.push_back(src.getDimSize(i));
+    Location loc = op.getLoc();
+    auto reduced = ReduceOp::create(rewriter, loc, src.clone(rowShape), op.getKindAttr(),
+                                    r.getInput(), rewriter.getDenseI64ArrayAttr(newDims));
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), reduced.getResult());
+    return success();
+  }
+};
+
+/// A broadcast of a reshape whose dims stay one contiguous run in the
+/// result broadcasts the reshape's input, and the reshape moves to the
+/// result: broadcast(reshape(x [B*S] -> [B, S]), dims [0, 1]) -> [B, S, N]
+/// is reshape(broadcast(x, dims [0]) -> [B*S, N]). A row statistic then
+/// meets the rows it scales in one shape. Only towards fewer dims.
+struct SinkReshapeIntoBroadcast : OpRewritePattern<BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastOp op, PatternRewriter &rewriter) const override {
+    auto r = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!r)
+      return failure();
+    auto src = cast<RankedTensorType>(r.getInput().getType());
+    auto mid = cast<RankedTensorType>(r.getType());
+    auto type = cast<RankedTensorType>(op.getType());
+    if (!src.hasStaticShape() || !mid.hasStaticShape() || !type.hasStaticShape() ||
+        src.getRank() >= mid.getRank() || mid.getRank() == 0)
+      return failure();
+    ArrayRef<int64_t> dims = op.getDims();
+    int64_t a = dims.front();
+    for (int64_t i = 0; i < mid.getRank(); ++i)
+      if (dims[i] != a + i || type.getDimSize(a + i) != mid.getDimSize(i))
+        return failure();
+    SmallVector<int64_t> shape, newDims;
+    for (int64_t i = 0; i < a; ++i)
+      shape.push_back(type.getDimSize(i));
+    for (int64_t i = 0; i < src.getRank(); ++i) {
+      newDims.push_back(a + i);
+      shape.push_back(src.getDimSize(i));
+    }
+    for (int64_t i = a + mid.getRank(); i < type.getRank(); ++i)
+      shape.push_back(type.getDimSize(i));
+    Location loc = op.getLoc();
+    auto b = BroadcastOp::create(rewriter, loc, type.clone(shape), r.getInput(),
+                                 rewriter.getDenseI64ArrayAttr(newDims));
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, type, b.getResult());
+    return success();
+  }
+};
+
 class DecomposePass : public fusec::impl::DecomposeBase<DecomposePass> {
 public:
   using DecomposeBase::DecomposeBase;
@@ -457,7 +550,7 @@ public:
     patterns.add<DecomposeLayerNorm, DecomposeRMSNorm, DecomposeSoftmax,
                  DecomposeGelu, DecomposeSilu, AbsorbOperandTranspose,
                  HoistOperandScale, MergeRegroupedTranspose, CollapseMatmulRows,
-                 SinkReshape>(
+                 SinkReshape, SinkReshapeIntoReduce, SinkReshapeIntoBroadcast>(
         &getContext());
     // Only the composites are rewritten; no folding of the rest of the graph.
     GreedyRewriteConfig config;
