@@ -221,7 +221,7 @@ def graph_ms(fn, calls=20):
 
 def speed_decode(lib, shapes):
     """Few query rows (decode) against many keys, f16, not causal: the
-    runtime's choice (the decode kernel where Sq <= 16 and Skv <= 128),
+    runtime's choice (the decode kernel where Sq <= 4 and Skv <= 64),
     the tiled kernel alone (TILED_ONLY), and SDPA with the backend torch
     picks. Microseconds a call and the K/V bytes read per second."""
     rows = []

@@ -28,10 +28,12 @@ enum Flags {
   kTiledOnly = 16,
 };
 /// The decode kernel reads keys one a warp at a time: it beats the tiled
-/// kernel's start-up on short key ranges only (on the H200, 1024 keys took
-/// it 147 us against the tiled kernel's 43; bench/attention.py --decode).
-constexpr int kDecodeMaxRows = 16;
-constexpr int kDecodeMaxKeys = 128;
+/// kernel's start-up on short key ranges only. On the H200 under graph
+/// replay (bench/attention.py --decode), 384 heads of one row and one key
+/// took 2.2 us against the tiled kernel's 12.9; at 128 keys 11.8 against
+/// 10.9, and 4 rows of 128 keys 16.6 against 10.7.
+constexpr int kDecodeMaxRows = 4;
+constexpr int kDecodeMaxKeys = 64;
 
 struct Problem {
   const void *q, *k, *v;

@@ -498,6 +498,24 @@ PFN_cuTensorMapEncodeTiled_v12000 encodeTiled() {
   return fn;
 }
 
+/// The kernels' parameters for `pr`, with `mBlocks` row blocks.
+KernelParams kernelParams(const Problem &pr, int mBlocks) {
+  KernelParams kp;
+  kp.o = pr.o;
+  kp.lse = pr.lse;
+  kp.sq = pr.sq;
+  kp.skv = pr.skv;
+  kp.hq = pr.heads;
+  kp.hkv = pr.kvHeads;
+  kp.groups = pr.heads / pr.kvHeads;
+  kp.mBlocks = mBlocks;
+  kp.scaleLog2 = pr.scale * 1.4426950408889634f;
+  kp.causal = pr.causal;
+  kp.offset = pr.skv - pr.sq;
+  kp.keyMask = static_cast<const uint8_t *>(pr.keyMask);
+  return kp;
+}
+
 /// A 3-D map over [heads, rows, D] with boxes of 64 x `boxRows`, 128-byte
 /// swizzle, zero fill past the rows.
 int makeMap(CUtensorMap *map, const void *base, bool f16, int d, int rows, int heads,
@@ -538,19 +556,7 @@ int launch(const Problem &pr, cudaStream_t stream) {
       makeMap(&tmK, pr.k, F16, D, pr.skv, pr.batch * pr.kvHeads, C::kBlockN, "K") ||
       makeMap(&tmV, pr.v, F16, D, pr.skv, pr.batch * pr.kvHeads, C::kBlockN, "V"))
     return 1;
-  KernelParams kp;
-  kp.o = pr.o;
-  kp.lse = pr.lse;
-  kp.sq = pr.sq;
-  kp.skv = pr.skv;
-  kp.hq = pr.heads;
-  kp.hkv = pr.kvHeads;
-  kp.groups = pr.heads / pr.kvHeads;
-  kp.mBlocks = (pr.sq + kBlockM - 1) / kBlockM;
-  kp.scaleLog2 = pr.scale * 1.4426950408889634f;
-  kp.causal = pr.causal;
-  kp.offset = pr.skv - pr.sq;
-  kp.keyMask = static_cast<const uint8_t *>(pr.keyMask);
+  KernelParams kp = kernelParams(pr, (pr.sq + kBlockM - 1) / kBlockM);
   dim3 grid(kp.mBlocks, pr.batch * pr.heads);
   kernel<<<grid, kThreads, C::kSmemBytes, stream>>>(tmQ, tmK, tmV, kp);
   cudaError_t e = cudaGetLastError();
@@ -603,19 +609,7 @@ int validate(const Problem &pr) {
 
 namespace {
 template <int D, bool F16> int launchDecode(const Problem &pr, cudaStream_t stream) {
-  KernelParams kp;
-  kp.o = pr.o;
-  kp.lse = pr.lse;
-  kp.sq = pr.sq;
-  kp.skv = pr.skv;
-  kp.hq = pr.heads;
-  kp.hkv = pr.kvHeads;
-  kp.groups = pr.heads / pr.kvHeads;
-  kp.mBlocks = pr.sq;
-  kp.scaleLog2 = pr.scale * 1.4426950408889634f;
-  kp.causal = pr.causal;
-  kp.offset = pr.skv - pr.sq;
-  kp.keyMask = static_cast<const uint8_t *>(pr.keyMask);
+  KernelParams kp = kernelParams(pr, pr.sq);
   dim3 grid(pr.sq, pr.batch * pr.heads);
   decodeKernel<D, F16><<<grid, kDecodeWarps * 32, 0, stream>>>(pr.q, pr.k, pr.v, kp);
   cudaError_t e = cudaGetLastError();
