@@ -65,6 +65,15 @@ func.func @transpose_add(%x: tensor<64x48xf32>, %y: tensor<48x64xf32>) -> tensor
   return %0 : tensor<48x64xf32>
 }
 
+// A head transpose [B, S, H, D] -> [B, H, S, D] times a scale: one kernel
+// reading through the transpose (odd sizes; D keeps 16-byte vectors).
+func.func @head_transpose_scale(%x: tensor<3x37x5x40xf16>) -> tensor<3x5x37x40xf16> {
+  %t = fusec.transpose %x perm [0, 2, 1, 3] : tensor<3x37x5x40xf16> -> tensor<3x5x37x40xf16>
+  %s = fusec.constant dense<0.125> : tensor<3x5x37x40xf16>
+  %0 = fusec.mul %t, %s : tensor<3x5x37x40xf16>
+  return %0 : tensor<3x5x37x40xf16>
+}
+
 func.func @square_transpose(%x: tensor<32x32xbf16>) -> tensor<32x32xbf16> {
   %t = fusec.transpose %x perm [1, 0] : tensor<32x32xbf16> -> tensor<32x32xbf16>
   %0 = fusec.add %t, %x : tensor<32x32xbf16>

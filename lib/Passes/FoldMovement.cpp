@@ -20,8 +20,9 @@
 // fallback writes through the same maps). Both remove a kernel launch and
 // one round trip of the moved tensor through HBM.
 //
-// - Into an elementwise consumer. A concat or slice kernel (elementwise ops
-//   beside it allowed; no transpose, gather, reduction or matmul) whose
+// - Into an elementwise consumer. A concat, slice or last-dim-keeping
+//   transpose kernel (elementwise ops beside it allowed; no gather,
+//   reduction or matmul) whose
 //   result one elementwise kernel reads, and does not broadcast, is cloned
 //   into that kernel, which reads the movement's inputs at the element's
 //   mapped index: rotary embedding's rotate_half, concat(-x2, x1), is no
@@ -264,15 +265,24 @@ bool hasReductionOrMatmul(KernelOp k) {
   return found;
 }
 
-/// A kernel of one result that moves data by concat or slice, with at most
-/// elementwise ops beside (rotate_half's neg): no reduction, matmul,
-/// transpose or gather.
+/// A kernel of one result that moves data by concat, slice or a transpose
+/// that keeps the last dim (a head transpose [B, S, H, D] -> [B, H, S, D]:
+/// read through its map, each element's row of D stays contiguous), with at
+/// most elementwise ops beside (rotate_half's neg): no reduction, matmul,
+/// gather or transpose of the last dim (those want shared-memory tiles).
 bool concatOrSliceKernel(KernelOp k) {
   if (k.getNumResults() != 1)
     return false;
   bool moves = false;
   for (Operation &op : k.getBody().front().without_terminator()) {
-    if (isa<MatmulOp, ReduceOp, TransposeOp, GatherOp, KernelOp>(op))
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      ArrayRef<int64_t> perm = t.getPermutation();
+      if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1)
+        return false;
+      moves = true;
+      continue;
+    }
+    if (isa<MatmulOp, ReduceOp, GatherOp, KernelOp>(op))
       return false;
     moves |= isa<ConcatOp, SliceOp>(op);
   }

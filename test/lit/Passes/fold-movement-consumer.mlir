@@ -4,13 +4,17 @@
 // concat(-x2, x1), is one kernel that reads x, cos and sin (it was the
 // slices, the concat and the elementwise kernel). A concat that is read
 // elsewhere too, or that its consumer broadcasts, stays a kernel of its own.
+// A transpose that keeps the last dim (a head transpose) folds the same way;
+// one that moves the last dim stays a kernel.
 // RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=rope | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=shared | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=broadcast | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=head_transpose | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=last_dim_transpose | FileCheck %s --check-prefix=SAME
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t/sm_90a" -o /dev/null
-// RUN: %python %S/../CodeGen/Inputs/ptxas_all.py %ptxas %t 5
+// RUN: %python %S/../CodeGen/Inputs/ptxas_all.py %ptxas %t 8
 // REQUIRES: ptxas
 // SAME: PASS
 
@@ -58,4 +62,32 @@ func.func @broadcast(%a: tensor<32xf32>, %b: tensor<32xf32>, %s: tensor<256x64xf
   %bb = fusec.broadcast %c dims [1] : tensor<64xf32> -> tensor<256x64xf32>
   %m = fusec.mul %bb, %s : tensor<256x64xf32>
   return %m : tensor<256x64xf32>
+}
+
+// [B, S, H, D] -> [B, H, S, D] times a scale: one kernel that reads x
+// through the transpose's map (16-byte vectors along D).
+// CHECK-LABEL: func.func @head_transpose
+// CHECK: fusec.kernel "{{.*}}"(%arg0)
+// CHECK-SAME: strategy = movement
+// CHECK-SAME: vector = 8
+// CHECK: fusec.transpose
+// CHECK: fusec.mul
+// CHECK-NOT: fusec.kernel
+// CHECK: return
+func.func @head_transpose(%x: tensor<2x64x4x128xbf16>) -> tensor<2x4x64x128xbf16> {
+  %t = fusec.transpose %x perm [0, 2, 1, 3] : tensor<2x64x4x128xbf16> -> tensor<2x4x64x128xbf16>
+  %s = fusec.constant dense<0.125> : tensor<2x4x64x128xbf16>
+  %r = fusec.mul %t, %s : tensor<2x4x64x128xbf16>
+  return %r : tensor<2x4x64x128xbf16>
+}
+
+// A transpose of the last dim stays a kernel of its own.
+// CHECK-LABEL: func.func @last_dim_transpose
+// CHECK: %[[T:.*]] = fusec.kernel "{{.*}}transpose"(%arg0)
+// CHECK: fusec.kernel "{{.*}}"(%[[T]]
+// CHECK: return
+func.func @last_dim_transpose(%x: tensor<64x96xf32>) -> tensor<96x64xf32> {
+  %t = fusec.transpose %x perm [1, 0] : tensor<64x96xf32> -> tensor<96x64xf32>
+  %r = fusec.tanh %t : tensor<96x64xf32>
+  return %r : tensor<96x64xf32>
 }
