@@ -8,6 +8,8 @@
 
 #include "fusec/IR/Fusec.h"
 
+#include <limits>
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -286,6 +288,28 @@ int64_t fusec::tensorElements(Type type) {
   if (!shaped || !shaped.hasStaticShape())
     return 0;
   return shaped.getNumElements();
+}
+
+bool fusec::fitsInt64Bytes(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape())
+    return true;
+  int64_t bytes = shaped.getElementType().isIntOrFloat() ? elementBytes(shaped.getElementType())
+                                                         : 8;
+  for (int64_t d : shaped.getShape())
+    if (d != 0 && bytes > std::numeric_limits<int64_t>::max() / d)
+      return false;
+    else
+      bytes *= d;
+  return true;
+}
+
+LogicalResult fusec::trait::verifyTensorSizes(Operation *op) {
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
+    if (!fitsInt64Bytes(t))
+      return op->emitOpError() << "has a tensor of type " << t
+                               << " whose size in bytes overflows int64";
+  return success();
 }
 
 int64_t fusec::tensorBytes(Type type) {

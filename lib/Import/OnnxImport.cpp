@@ -410,9 +410,28 @@ std::optional<std::string> Importer::attrString(const char *name) const {
   return a->s;
 }
 
+absl::StatusOr<int64_t> Importer::checkedElements(const std::vector<int64_t> &shape) const {
+  if (shape.size() > kMaxRank)
+    return invalid(absl::StrCat("a result of rank ", shape.size(), ": more than ", kMaxRank,
+                                " dims"));
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return invalid(absl::StrCat("a result of shape [", absl::StrJoin(shape, ", "),
+                                  "] has a negative dim"));
+    if (d != 0 && n > kMaxElements / d)
+      return invalid(absl::StrCat("a result of shape [", absl::StrJoin(shape, ", "),
+                                  "] has more than 2^40 elements"));
+    n *= d;
+  }
+  return n;
+}
+
 absl::Status Importer::define(size_t out, Val v) {
   if (out >= node->outputs.size())
     return invalid("too few outputs");
+  if (auto n = checkedElements(v.shape); !n.ok())
+    return n.status();
   // An empty tensor has no data: it is always known.
   if (v.elements() == 0 && !v.known) {
     v = knownVal(HostTensor(v.dtype, v.shape));
@@ -506,6 +525,12 @@ Val Importer::broadcastTo(Val v, const std::vector<int64_t> &shape) {
   std::vector<int64_t> dims;
   for (size_t j = 0; j < v.shape.size(); ++j)
     dims.push_back(static_cast<int64_t>(off + j));
+  if (v.known && v.elements() == 1 && elementCount(shape) > kMaxFoldElements) {
+    // Too large to hold on the host: a splat constant of the graph.
+    return emit(absl::StrCat("fusec.constant dense<", elementText(*v.known, 0), "> : ",
+                             typeOf(v.dtype, shape)),
+                v.dtype, shape);
+  }
   if (v.known && v.elements() == 1) {
     // A splat stays known (its literal is one value).
     uint64_t bits = 0;
@@ -995,6 +1020,20 @@ absl::StatusOr<OnnxImport> Importer::run() {
         return absl::UnimplementedError(absl::StrCat(
             "input '", in.name, "' is empty (a 0 dim); empty tensors are not supported unless "
             "the input must be known at import (bound to a value)"));
+    if (dims.size() > Importer::kMaxRank)
+      return absl::InvalidArgumentError(absl::StrCat("input '", in.name, "' has rank ",
+                                                     dims.size(), ": more than ",
+                                                     Importer::kMaxRank, " dims"));
+    {
+      int64_t n = 1;
+      for (int64_t x : dims) {
+        if (x < 0 || n > Importer::kMaxElements / x)
+          return absl::InvalidArgumentError(absl::StrCat(
+              "input '", in.name, "' of shape [", absl::StrJoin(dims, ", "),
+              "] has a negative dim or more than 2^40 elements"));
+        n *= x;
+      }
+    }
     if (isNarrowInt(in.elemType))
       narrow[in.name] = in.elemType;
     Val v;

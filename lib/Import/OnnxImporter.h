@@ -99,6 +99,18 @@ public:
   std::optional<std::vector<int64_t>> attrInts(const char *name) const;
   std::optional<std::string> attrString(const char *name) const;
   absl::Status define(size_t out, Val v);
+  /// The element count of `shape`, or an error naming the node for a
+  /// negative dim, more than kMaxElements elements (checked: no product of
+  /// dims wraps) or more than kMaxRank dims.
+  absl::StatusOr<int64_t> checkedElements(const std::vector<int64_t> &shape) const;
+  /// No tensor of the graph may have more elements than this,
+  static constexpr int64_t kMaxElements = int64_t(1) << 40;
+  /// nor more dims (MLIR's parser takes time quadratic in a type's rank).
+  static constexpr size_t kMaxRank = 64;
+  /// Import-time folding materializes known values of at most this many
+  /// elements (512 MiB of doubles); a larger splat stays a constant of the
+  /// graph, and other larger values are computed at run time.
+  static constexpr int64_t kMaxFoldElements = int64_t(1) << 26;
   absl::StatusOr<int64_t> axis(int64_t a, size_t rank) const;
 
   // Building blocks: each emits fusec ops (or, for known values, may stay

@@ -448,10 +448,13 @@ absl::Status importConstantOfShape(Importer &I) {
       return I.invalid("value must have one element");
     fill = h;
   }
-  HostTensor h(fill.dtype, dims);
-  for (int64_t i = 0; i < h.numElements(); ++i)
-    h.copyElement(i, fill, 0);
-  return I.define(0, knownVal(std::move(h)));
+  TRY(n, I.checkedElements(dims));
+  (void)n;
+  // A splat broadcast to the shape: known up to the folding cap, a splat
+  // constant of the graph above it.
+  HostTensor one(fill.dtype, {});
+  one.copyElement(0, fill, 0);
+  return I.define(0, I.broadcastTo(knownVal(std::move(one)), dims));
 }
 
 absl::Status importRange(Importer &I) {
@@ -470,8 +473,14 @@ absl::Status importRange(Importer &I) {
             delta = in[2].known->ints[0];
     if (delta == 0)
       return I.invalid("delta is 0");
-    int64_t n = std::max<int64_t>(0, delta > 0 ? (limit - start + delta - 1) / delta
-                                               : (start - limit - delta - 1) / -delta);
+    // In 128 bits: limit - start overflows int64 for extreme bounds.
+    __int128 span = delta > 0 ? static_cast<__int128>(limit) - start + delta - 1
+                              : static_cast<__int128>(start) - limit - delta - 1;
+    __int128 count = span / (delta > 0 ? delta : -static_cast<__int128>(delta));
+    if (count > Importer::kMaxFoldElements)
+      return I.unsupported(absl::StrCat("a range of ", static_cast<double>(count),
+                                        " elements: above the import-time folding cap of 2^26"));
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
     h = HostTensor(d, {n});
     for (int64_t i = 0; i < n; ++i)
       h.ints[i] = start + i * delta;
@@ -479,7 +488,11 @@ absl::Status importRange(Importer &I) {
     double start = in[0].known->get(0), limit = in[1].known->get(0), delta = in[2].known->get(0);
     if (delta == 0)
       return I.invalid("delta is 0");
-    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+    double count = std::ceil((limit - start) / delta);
+    if (!(count <= static_cast<double>(Importer::kMaxFoldElements)))
+      return I.unsupported(absl::StrCat("a range of ", count,
+                                        " elements: above the import-time folding cap of 2^26"));
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
     h = HostTensor(d, {n});
     for (int64_t i = 0; i < n; ++i)
       h.data[i] = start + static_cast<double>(i) * delta;
@@ -556,9 +569,14 @@ absl::Status importReshapeFamily(Importer &I) {
           shape.push_back(x.shape[d]);
     } else {
       int64_t outRank = rank + static_cast<int64_t>(axes.size());
+      if (outRank > static_cast<int64_t>(Importer::kMaxRank))
+        return I.invalid(absl::StrCat("a result of rank ", outRank, ": more than ",
+                                      Importer::kMaxRank, " dims"));
       std::vector<bool> ins(outRank, false);
       for (int64_t a : axes) {
         TRY(ax, I.axis(a, outRank));
+        if (ins[ax])
+          return I.invalid(absl::StrCat("axis ", a, " is repeated"));
         ins[ax] = true;
       }
       size_t k = 0;

@@ -53,6 +53,22 @@ void printElementwise(mlir::OpAsmPrinter &p, mlir::Operation *op,
 /// Sums the cost of every costed op in `region`'s ops, recursively.
 OpCost sumBodyCost(mlir::Region &region);
 
+/// Whether the byte size of `type` (a static tensor) fits in int64: its
+/// dims' product times the element size, checked, never wrapped.
+bool fitsInt64Bytes(mlir::Type type);
+
+namespace trait {
+/// An error at `op` for an operand or result whose byte size overflows
+/// int64 (every size the cost model, the interpreter and codegen compute
+/// is then in range).
+mlir::LogicalResult verifyTensorSizes(mlir::Operation *op);
+template <typename ConcreteType>
+class SizedTensors : public mlir::OpTrait::TraitBase<ConcreteType, SizedTensors> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) { return verifyTensorSizes(op); }
+};
+} // namespace trait
+
 } // namespace fusec
 
 #include "fusec/IR/FusecDialect.h.inc"

@@ -32,7 +32,13 @@ def Fusec_Dialect : Dialect {
   let hasOperationAttrVerify = 1;
 }
 
+// Every operand and result of a fusec op has a byte size that fits in
+// int64 (verifyTensorSizes).
+def Fusec_SizedTensors : NativeOpTrait<"SizedTensors"> {
+  let cppNamespace = "::fusec::trait";
+}
+
 class Fusec_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Fusec_Dialect, mnemonic, traits>;
+    : Op<Fusec_Dialect, mnemonic, !listconcat(traits, [Fusec_SizedTensors])>;
 
 #endif // FUSEC_IR_FUSECDIALECT_TD
