@@ -92,10 +92,11 @@ def mlir(m, n, k, batch=(), rhs_batch=True, tl=False, tr=False, dt="bf16", out=N
     return f"func.func @mm({', '.join(params)}) -> {o_t} {{\n" + "\n".join(lines) + "\n}\n"
 
 
-def fusec_run(path, *flags, timeout=180):
+def fusec_run(path, *flags, timeout=180, env=None):
     try:
         p = subprocess.run([f"{BIN}/fusec-run", path, "--json", *flags], capture_output=True,
-                           text=True, timeout=timeout)
+                           text=True, timeout=timeout,
+                           env=None if env is None else {**os.environ, **env})
     except subprocess.TimeoutExpired:
         return 124, None, f"timed out after {timeout} s: {path}"
     try:
@@ -293,6 +294,15 @@ def main():
     speed += [("linear", dict(m=4096, n=4096, k=4096, tr=True))]
     speed += [("gelu_bias", dict(m=8192, n=8192, k=8192, epilogue="bias_gelu"))]
     speed += [("swiglu", dict(m=4096, n=5632, k=2048, tr=True, epilogue="swiglu"))]
+    # GPT-2 small's four layer GEMMs at 4 x 1024 tokens (K = 768 or 3072),
+    # each with its epilogue; cuBLAS runs the bare matmul.
+    speed += [("gpt2 qkv+bias", dict(m=4096, n=2304, k=768, tr=True, epilogue="bias")),
+              ("gpt2 o+res", dict(m=4096, n=768, k=768, tr=True, epilogue="residual")),
+              ("gpt2 fc1+gelu", dict(m=4096, n=3072, k=768, tr=True, epilogue="bias_gelu")),
+              ("gpt2 fc2+res", dict(m=4096, n=768, k=3072, tr=True, epilogue="residual"))]
+    # MATMUL_AB=1: each fusec figure beside the same kernel with the
+    # TMA-store epilogue switched off (FUSEC_TMA_STORE=0), interleaved.
+    ab = os.environ.get("MATMUL_AB", "0") == "1"
     if QUICK:
         speed = speed[:3]
     if os.environ.get("MATMUL_SHAPES"):
@@ -318,9 +328,14 @@ def main():
         dual = 2 if c.get("epilogue") == "swiglu" else 1
         row = dict(label=label, case=c, flops=2.0 * m * n * k * dual,
                    weight_bytes=2.0 * n * k * dual)
-        cublas, fusec = [], []
+        cublas, fusec, fusec_off = [], [], []
         for _ in range(2):  # interleaved
             cublas.append(median_ms(fn))
+            if ab:
+                rc, r, err = fusec_run(path, "--no-check", "--runs=50", "--warmup=10",
+                                       env={"FUSEC_TMA_STORE": "0"})
+                if rc == 0 and r:
+                    fusec_off.append(sum(kk["median_ms"] for kk in r["kernels"]))
             rc, r, err = fusec_run(path, "--no-check", "--runs=50", "--warmup=10")
             if rc == 0 and r:
                 fusec.append(sum(kk["median_ms"] for kk in r["kernels"]))
@@ -331,6 +346,8 @@ def main():
                 row["error"] = err[-600:]
         row["cublas_ms"] = min(cublas)
         row["fusec_ms"] = min(fusec) if fusec else None
+        if ab:
+            row["fusec_no_tma_store_ms"] = min(fusec_off) if fusec_off else None
         if c.get("epilogue") == "bias_gelu":
             wt = w.t() if c.get("tr") else w
             eager = lambda: torch.nn.functional.gelu(torch.matmul(a, wt) + bias)
@@ -356,8 +373,9 @@ def main():
           f"{len(results['large'])} large")
     print(f"clocks (sm, mem, power, temp): before {results['clocks_before']}; "
           f"after {results['clocks_after']}")
-    print(f"{'shape':>22} {'strategy':>14} {'cuBLAS TF/s':>12} {'fusec TF/s':>11} "
-          f"{'vs cuBLAS':>9} {'weights TB/s':>12} {'meas/pred':>9}")
+    print(f"{'shape':>28} {'strategy':>14} {'cuBLAS TF/s':>12} {'fusec TF/s':>11} "
+          f"{'vs cuBLAS':>9} {'weights TB/s':>12} {'meas/pred':>9}"
+          + (f" {'no TMA store TF/s':>17}" if ab else ""))
     for row in results["speed"]:
         c = row["case"]
         shape = f"{row['label']} {c['m']}x{c['n']}x{c['k']}"
@@ -365,8 +383,10 @@ def main():
         fus = row["flops"] / row["fusec_ms"] / 1e9 if row["fusec_ms"] else float("nan")
         wtb = row["weight_bytes"] / row["fusec_ms"] / 1e9 if row["fusec_ms"] else float("nan")
         mp = row["fusec_ms"] / row["predicted_ms"] if row.get("predicted_ms") else float("nan")
-        print(f"{shape:>22} {row.get('strategy', '?'):>14} {cub:12.1f} {fus:11.1f} "
-              f"{fus / cub:9.3f} {wtb:12.3f} {mp:9.2f}")
+        off = row.get("fusec_no_tma_store_ms")
+        print(f"{shape:>28} {row.get('strategy', '?'):>14} {cub:12.1f} {fus:11.1f} "
+              f"{fus / cub:9.3f} {wtb:12.3f} {mp:9.2f}"
+              + (f" {row['flops'] / off / 1e9 if off else float('nan'):17.1f}" if ab else ""))
         if "inductor_ms" in row:
             what = "silu(xWg)*(xWu)" if c.get("epilogue") == "swiglu" else "gelu(xW+b)"
             print(f"{'':>22} {what}: fusec {row['fusec_ms']:.3f} ms, eager "

@@ -52,6 +52,19 @@ std::optional<OperandView> operandViewOf(mlir::Value operand);
 bool tmaReadable(const OperandView &view, int64_t inner, int64_t elementBytes,
                  std::string *why = nullptr);
 
+/// A kernel output as a TMA store writes it: the output buffer seen from
+/// the matmul's [batch..., M, N] domain. `view.dims` are the domain's dims
+/// (its factors as in OperandView, their extents those of the output's
+/// slices), `offset` the slice's start in each domain dim (a coordinate
+/// minus it is the view's). `view.arg` is unused: `slot` is the output's
+/// kernel parameter (operands, then results).
+struct StoreView {
+  OperandView view;
+  int64_t slot = 0;
+  int64_t elementBytes = 2;
+  llvm::SmallVector<int64_t, 4> offset;
+};
+
 struct MatmulLayout {
   /// One matmul, or two sharing the lhs (each with its rhs).
   llvm::SmallVector<MatmulOp, 2> ops;
@@ -70,6 +83,11 @@ struct MatmulLayout {
   /// Bytes of an element of each kernel output of the matmul's own shape;
   /// 0 for an output written through movement ops (a store map).
   llvm::SmallVector<int64_t, 4> outputBytes;
+  /// Per kernel output: how a TMA store writes it from shared memory, in
+  /// pieces of 128 bytes (64 2-byte or 32 4-byte columns) by 64 rows;
+  /// nothing where it cannot (1-byte elements, rows not a multiple of 16
+  /// bytes, a movement that splits a piece).
+  llvm::SmallVector<std::optional<StoreView>, 4> storeViews;
   int64_t batchCount() const {
     int64_t b = 1;
     for (int64_t d : batch)
@@ -113,10 +131,27 @@ struct WgmmaStaging {
   /// Per kernel output: its byte offset in a warp's region (-1: stored
   /// directly), its row stride there and its vector width in elements.
   llvm::SmallVector<int64_t, 4> offset, rowStride, vector;
+  /// The TMA-store epilogue (N even; exclusive with the above): per kernel
+  /// output, its buffer's byte offset in a warpgroup's set (-1: stored from
+  /// the registers). A set holds, per TMA-stored output, one 64-column
+  /// group of the warpgroup's 64 rows: 8 KB for 2-byte elements (one
+  /// 128-byte-swizzled piece), 16 KB for 4-byte ones (two). `sets` (1 or
+  /// 2) alternate between a tile's column groups, so that a group is
+  /// written while the last one's stores still read theirs.
+  llvm::SmallVector<int64_t, 4> tmaOffset;
+  int64_t tmaSetBytes = 0, tmaSets = 0;
+  bool tma() const { return tmaSetBytes > 0; }
   /// The whole staging area of `consumers` warpgroups.
-  int64_t bytes(int64_t consumers) const { return consumers * 4 * warpBytes; }
+  int64_t bytes(int64_t consumers) const {
+    return tma() ? consumers * tmaSets * tmaSetBytes : consumers * 4 * warpBytes;
+  }
 };
-WgmmaStaging wgmmaStaging(const MatmulLayout &layout);
+/// Whether FUSEC_TMA_STORE allows the TMA-store epilogue (unset or not
+/// "0").
+bool tmaStoreEnabled();
+/// `tmaStore`: whether the epilogue may store through TMA (the escape
+/// switch FUSEC_TMA_STORE=0 turns it off).
+WgmmaStaging wgmmaStaging(const MatmulLayout &layout, bool tmaStore = tmaStoreEnabled());
 /// Chooses the tile, stages and split for `layout` on a target with `sms`
 /// SMs and `smemBytes` of shared memory per SM.
 WgmmaTile chooseWgmmaTile(const MatmulLayout &layout, int64_t sms, int64_t smemBytes);

@@ -27,6 +27,8 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 using namespace mlir;
 
@@ -92,6 +94,50 @@ KernelShape analyzeKernel(KernelOp kernel) {
 
 namespace codegen {
 
+/// Reshapes a view's dims into `out`: the factors in order (extent 1
+/// dropped, contiguous neighbours merged), dealt out to the new dims from
+/// the outside in. False where a factor would split unevenly.
+bool reshapeView(SmallVector<OperandView::Factors, 4> &dims, ArrayRef<int64_t> out) {
+  OperandView::Factors flat;
+  for (const auto &dim : dims)
+    for (auto f : dim) {
+      if (f.first == 1)
+        continue;
+      if (!flat.empty() && flat.back().second == f.second * f.first)
+        flat.back() = {flat.back().first * f.first, f.second};
+      else
+        flat.push_back(f);
+    }
+  SmallVector<OperandView::Factors, 4> next(out.size());
+  size_t at = 0;
+  for (auto [d, extent] : llvm::enumerate(out)) {
+    int64_t need = extent;
+    while (need > 1) {
+      if (at == flat.size())
+        return false;
+      auto [size, st] = flat[at];
+      if (size <= need) {
+        if (need % size)
+          return false;
+        next[d].push_back(flat[at++]);
+        need /= size;
+      } else {
+        if (size % need)
+          return false;
+        // The outer part of the factor; its inner rest stays for the
+        // next dims.
+        next[d].push_back({need, st * (size / need)});
+        flat[at] = {size / need, st};
+        need = 1;
+      }
+    }
+    if (next[d].empty())
+      next[d].push_back({1, 0}); // extent 1: any stride
+  }
+  dims = std::move(next);
+  return true;
+}
+
 std::optional<OperandView> operandViewOf(Value operand) {
   SmallVector<Operation *> chain;
   Value v = operand;
@@ -120,48 +166,120 @@ std::optional<OperandView> operandViewOf(Value operand) {
       view.dims = std::move(next);
       continue;
     }
-    // Reshape: the factors in order (extent 1 dropped, contiguous
-    // neighbours merged), dealt out to the new dims from the outside in.
-    OperandView::Factors flat;
-    for (const auto &dim : view.dims)
-      for (auto f : dim) {
-        if (f.first == 1)
-          continue;
-        if (!flat.empty() && flat.back().second == f.second * f.first)
-          flat.back() = {flat.back().first * f.first, f.second};
-        else
-          flat.push_back(f);
-      }
-    auto out = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-    SmallVector<OperandView::Factors, 4> next(out.size());
-    size_t at = 0;
-    for (auto [d, extent] : llvm::enumerate(out)) {
-      int64_t need = extent;
-      while (need > 1) {
-        if (at == flat.size())
-          return std::nullopt;
-        auto [size, st] = flat[at];
-        if (size <= need) {
-          if (need % size)
-            return std::nullopt;
-          next[d].push_back(flat[at++]);
-          need /= size;
-        } else {
-          if (size % need)
-            return std::nullopt;
-          // The outer part of the factor; its inner rest stays for the
-          // next dims.
-          next[d].push_back({need, st * (size / need)});
-          flat[at] = {size / need, st};
-          need = 1;
-        }
-      }
-      if (next[d].empty())
-        next[d].push_back({1, 0}); // extent 1: any stride
-    }
-    view.dims = std::move(next);
+    if (!reshapeView(view.dims, cast<RankedTensorType>(op->getResult(0).getType()).getShape()))
+      return std::nullopt;
   }
   return view;
+}
+
+bool tmaStoreEnabled() {
+  const char *v = std::getenv("FUSEC_TMA_STORE");
+  return !v || std::string(v) != "0";
+}
+
+/// How a TMA store writes kernel output `output` (parameter `slot`) from
+/// the [batch..., M, N] domain: the output buffer (row-major) walked back
+/// through the movement ops that made it (a transpose permutes the dims, a
+/// reshape deals the factors out anew, a slice adds its offsets), in pieces
+/// of 128 bytes of columns by 64 rows that no movement splits.
+std::optional<StoreView> storeViewOf(Value output, ArrayRef<int64_t> domain, int64_t slot) {
+  auto type = cast<RankedTensorType>(output.getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return std::nullopt;
+  int64_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+  if (bytes != 2 && bytes != 4)
+    return std::nullopt;
+  SmallVector<Operation *, 4> chain; // the output's side first
+  if (type.getShape() != domain) {
+    auto map = storeMapOf(output, domain);
+    if (!map)
+      return std::nullopt;
+    chain.assign(map->chain.rbegin(), map->chain.rend());
+  }
+  StoreView sv;
+  sv.slot = slot;
+  sv.elementBytes = bytes;
+  auto shape = type.getShape();
+  int64_t stride = 1;
+  sv.view.dims.resize(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    sv.view.dims[d].push_back({shape[d], stride});
+    stride *= shape[d];
+  }
+  SmallVector<int64_t, 4> offset(shape.size(), 0);
+  for (Operation *op : chain) {
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      // Result dim i is input dim perm[i].
+      auto perm = t.getPermutation();
+      SmallVector<OperandView::Factors, 4> dims(perm.size());
+      SmallVector<int64_t, 4> off(perm.size());
+      for (auto [i, p] : llvm::enumerate(perm)) {
+        dims[p] = sv.view.dims[i];
+        off[p] = offset[i];
+      }
+      sv.view.dims = std::move(dims);
+      offset = std::move(off);
+    } else if (auto sl = dyn_cast<SliceOp>(op)) {
+      for (auto [d, o] : llvm::enumerate(sl.getOffsets()))
+        offset[d] += o;
+    } else {
+      // A reshape: the dims a slice narrowed or moved must be a suffix it
+      // keeps (a [B S, 3 H D] -> [B, S, 3 H D] before Q, K and V are
+      // sliced); the dims before it are dealt out anew.
+      auto in = cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+      auto out = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+      size_t keep = 0;
+      for (size_t d = 0; d < out.size(); ++d) {
+        int64_t extent = 1;
+        for (auto f : sv.view.dims[d])
+          extent *= f.first;
+        if (offset[d] != 0 || extent != out[d])
+          keep = std::max(keep, out.size() - d);
+      }
+      if (keep > in.size() || !llvm::equal(out.take_back(keep), in.take_back(keep)))
+        return std::nullopt;
+      SmallVector<OperandView::Factors, 4> prefix(sv.view.dims.begin(),
+                                                  sv.view.dims.end() - keep);
+      if (!reshapeView(prefix, in.drop_back(keep)))
+        return std::nullopt;
+      prefix.append(sv.view.dims.end() - keep, sv.view.dims.end());
+      sv.view.dims = std::move(prefix);
+      SmallVector<int64_t, 4> off(in.size() - keep, 0);
+      off.append(offset.end() - keep, offset.end());
+      offset = std::move(off);
+    }
+  }
+  size_t rank = sv.view.dims.size();
+  if (rank != domain.size() || rank < 2)
+    return std::nullopt;
+  const auto &cols = sv.view.dims[rank - 1], &rows = sv.view.dims[rank - 2];
+  int64_t pieceCols = 128 / bytes;
+  if (cols.back().second != 1 || offset[rank - 1] % pieceCols || offset[rank - 2] % 64)
+    return std::nullopt;
+  if (cols.size() > 1 && cols.back().first % pieceCols)
+    return std::nullopt;
+  if (rows.size() > 1 && rows.back().first % 64)
+    return std::nullopt;
+  // A dim split into factors: a piece inside its slice must not wrap.
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (sv.view.dims[d].size() > 1 && offset[d] != 0)
+      return std::nullopt;
+  int64_t count = 0;
+  for (auto [d, dim] : llvm::enumerate(sv.view.dims))
+    for (auto [i, f] : llvm::enumerate(dim)) {
+      bool innermost = d + 1 == rank && i + 1 == dim.size();
+      if (d + 2 < rank && f.first == 1)
+        continue;
+      ++count;
+      if (innermost || (f.first == 1 && f.second == 0))
+        continue;
+      if (f.second <= 0 || (f.second * bytes) % 16)
+        return std::nullopt;
+    }
+  if (count > 5)
+    return std::nullopt;
+  sv.offset = std::move(offset);
+  return sv;
 }
 
 bool tmaReadable(const OperandView &view, int64_t inner, int64_t elementBytes, std::string *why) {
@@ -312,16 +430,38 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
       return refuse(reason);
   if (l.m >= (int64_t(1) << 31) || l.n >= (int64_t(1) << 31) || l.k >= (int64_t(1) << 31))
     return refuse("a dim past 2^31");
+  for (auto [r, o] : llvm::enumerate(yield->getOperands()))
+    l.storeViews.push_back(storeViewOf(o, s.domain, kernel.getNumOperands() + r));
   return l;
 }
 
-WgmmaStaging wgmmaStaging(const MatmulLayout &l) {
+WgmmaStaging wgmmaStaging(const MatmulLayout &l, bool tmaStore) {
   WgmmaStaging st;
-  // An even N stores aligned pairs from the registers. Staged, the copies
-  // of a long even-N epilogue (bias, GELU) raise the register pressure
-  // until ptxas serializes the wgmmas (C7514) or spills.
-  if (l.n % 2 == 0)
+  // An even N: the outputs a TMA store can write go through shared memory
+  // (a 64-column group of a warpgroup's 64 rows at a time); the rest store
+  // aligned pairs from the registers.
+  if (l.n % 2 == 0) {
+    if (!tmaStore)
+      return st;
+    for (const auto &v : l.storeViews) {
+      // At most 24 KB a warpgroup's set: one 2-byte and one 4-byte output
+      // (a residual kept in both precisions), or three 2-byte ones (Q, K
+      // and V); more would cost pipeline stages.
+      int64_t bytes = v ? 8192 * (v->elementBytes / 2) : 0;
+      if (bytes == 0 || st.tmaSetBytes + bytes > 24 * 1024) {
+        st.tmaOffset.push_back(-1);
+        continue;
+      }
+      st.tmaOffset.push_back(st.tmaSetBytes);
+      st.tmaSetBytes += bytes;
+    }
+    if (st.tmaSetBytes == 0)
+      return WgmmaStaging();
+    // Two sets where they cost at most 32 KB (one 2-byte output: the
+    // usual case).
+    st.tmaSets = st.tmaSetBytes <= 8192 ? 2 : 1;
     return st;
+  }
   int64_t widest = 0;
   for (int64_t b : l.outputBytes)
     widest = std::max(widest, b);

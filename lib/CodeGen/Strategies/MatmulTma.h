@@ -23,7 +23,8 @@ class TmaMatmulEmitter : public KernelEmitter {
 public:
   TmaMatmulEmitter(const StrategyInput &in, MatmulLayout layout);
 
-  /// The tensor maps the kernel's table holds, in order.
+  /// The tensor maps the kernel's table holds, in order: the lhs, each
+  /// rhs, then each output a TMA store writes (storeViews).
   llvm::SmallVector<TensorMapAttr> tensorMaps();
 
 protected:
@@ -74,13 +75,24 @@ protected:
                              mlir::Value col, mlir::Value flat,
                              llvm::MutableArrayRef<llvm::SmallVector<mlir::Value>> values);
 
+  /// A tensor map over parameter `slot` seen as `view`, boxes of
+  /// `boxInner` x `boxRows` on the innermost factors of its last two dims.
+  TensorMapAttr tensorMap(const OperandView &view, int64_t slot, int64_t bytes, int64_t boxInner,
+                          int64_t boxRows);
+
   const KernelShape &shape;
   MatmulLayout l;
   WgmmaTile t;
+  /// The outputs a TMA store writes (index into storeViews), in the order
+  /// of their tensor maps; and the shared memory of their buffers, placed
+  /// 1024-aligned right after the stages.
+  llvm::SmallVector<unsigned, 4> tmaOutputs;
+  int64_t tmaBufferBytes = 0;
   /// The matmuls' values at the element the epilogue is at.
   llvm::SmallVector<mlir::Value, 2> accElement;
   int64_t tilesM = 0, tilesN = 0, numTiles = 0, numK = 0, perSplit = 0;
   int64_t aBytes = 0, bBytes = 0, barrierOffset = 0, flagOffset = 0, stagingOffset = 0;
+  int64_t tmaBufferOffset = 0;
   /// The element the epilogue is at: its flat index and its coordinates in
   /// the domain (i64).
   mlir::Value elementIndex;

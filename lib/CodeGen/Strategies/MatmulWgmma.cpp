@@ -26,7 +26,12 @@
 //   does not depend on which finished last) and runs the epilogue.
 // - The epilogue runs on the accumulator: every element of the kernel's
 //   outputs is evaluated with the matmul's value taken from the accumulator
-//   (bias, activation, residual, cast) and stored in pairs where N is even.
+//   (bias, activation, residual, cast). Where N is even, each output a TMA
+//   store can write (StoreView: full-shape, or Q, K and V head-major) goes
+//   a 64-column group at a time into 128-byte-swizzled pieces of the
+//   warpgroup's 64 rows in shared memory, which one thread stores by TMA
+//   while the warpgroup goes on (bulk groups; the pieces are reused once
+//   their stores have read them); the other outputs store pairs.
 //   With N odd (a vocabulary of 50257), where a pair's address is not
 //   aligned, the outputs of the matmul's shape are staged (WgmmaStaging):
 //   each warp writes 8 rows of a 64-column piece (32 for 4-byte outputs)
@@ -77,6 +82,17 @@ private:
   /// wgmma.wait_group with the accumulators as operands and results.
   SmallVector<Value> waitAcc(ArrayRef<Value> accs, int pending);
   absl::Status consumer(Value smem, Value tid, Value workspace, Value counters);
+  /// The TMA-store epilogue's steps around column group `g` of a
+  /// warpgroup's 64 rows: before it, the set it writes is free (the stores
+  /// that last read it are done) for the whole warpgroup; after it, the
+  /// writes are visible to the TMA unit and one thread stores each output's
+  /// pieces that lie inside it, as one bulk group.
+  void tmaAcquire(int64_t g, Value wg, Value leader);
+  void tmaRelease(int64_t g, Value smem, Value b, Value tm, Value tn, Value wg, Value leader);
+  /// The warpgroup's set for group `g`.
+  Value tmaSet(Value smem, int64_t g, Value wg);
+  /// bar.sync of consumer warpgroup `wg`'s 128 threads (ids 2 and 3).
+  void warpgroupBarrier(Value wg);
   /// Evaluates and stores the outputs at the consumer thread's elements;
   /// `guarded`: checks each against M and N.
   absl::Status epilogue(Value smem, ArrayRef<Value> accs, Value b, Value tm, Value tn,
@@ -84,6 +100,7 @@ private:
 
   Type accType;
   WgmmaStaging staging;
+  Value table;
   // A pair's first and second flat index (for pairs of loads).
   Value pairFirst, pairIndex;
   llvm::DenseMap<std::pair<unsigned, Value>, Value> pairLoads;
@@ -130,7 +147,8 @@ void TmaMatmulEmitter::layoutTiles() {
   perSplit = (numK + t.split - 1) / t.split;
   aBytes = t.m * t.k * 2;
   bBytes = t.n * t.k * 2;
-  barrierOffset = t.stages * t.stageBytes();
+  tmaBufferOffset = t.stages * t.stageBytes();
+  barrierOffset = tmaBufferOffset + tmaBufferBytes;
   flagOffset = barrierOffset + 16 * t.stages;
   stagingOffset = flagOffset + 16;
 }
@@ -248,32 +266,35 @@ std::pair<Value, Value> TmaMatmulEmitter::kRange(Value part) {
   return {begin, e.smin(e.add(begin, i32(perSplit)), i32(numK))};
 }
 
+TensorMapAttr TmaMatmulEmitter::tensorMap(const OperandView &view, int64_t slot, int64_t bytes,
+                                          int64_t boxInner, int64_t boxRows) {
+  // Every factor a dim (tmaCoords' order).
+  SmallVector<int64_t> dims, strides, box;
+  auto add = [&](const OperandView::Factors &f, int64_t boxFirst, bool dropOnes) {
+    for (int64_t i = static_cast<int64_t>(f.size()) - 1; i >= 0; --i) {
+      if (dropOnes && f[i].first == 1)
+        continue;
+      int64_t stride = f[i].second * bytes;
+      if (f[i].second == 0) // extent 1: any stride; TMA wants 16-byte multiples
+        stride = 16;
+      if (!dims.empty())
+        strides.push_back(stride);
+      dims.push_back(f[i].first);
+      box.push_back(i + 1 == static_cast<int64_t>(f.size()) ? boxFirst : 1);
+    }
+  };
+  size_t rank = view.dims.size();
+  add(view.dims[rank - 1], boxInner, false);
+  add(view.dims[rank - 2], boxRows, false);
+  for (int64_t d = static_cast<int64_t>(rank) - 3; d >= 0; --d)
+    add(view.dims[d], 1, true);
+  return TensorMapAttr::get(kernel.getContext(), slot, bytes, dims, strides, box, 128);
+}
+
 SmallVector<TensorMapAttr> TmaMatmulEmitter::tensorMaps() {
-  MLIRContext *ctx = kernel.getContext();
   int64_t bytes = l.element.getIntOrFloatBitWidth() / 8;
-  // Every factor a dim (tmaCoords' order), boxes of `boxInner` x `boxRows`
-  // on the innermost factors of the last two dims.
   auto map = [&](const OperandView &view, int64_t boxInner, int64_t boxRows) {
-    SmallVector<int64_t> dims, strides, box;
-    auto add = [&](const OperandView::Factors &f, int64_t boxFirst, bool dropOnes) {
-      for (int64_t i = static_cast<int64_t>(f.size()) - 1; i >= 0; --i) {
-        if (dropOnes && f[i].first == 1)
-          continue;
-        int64_t stride = f[i].second * bytes;
-        if (f[i].second == 0) // extent 1: any stride; TMA wants 16-byte multiples
-          stride = 16;
-        if (!dims.empty())
-          strides.push_back(stride);
-        dims.push_back(f[i].first);
-        box.push_back(i + 1 == static_cast<int64_t>(f.size()) ? boxFirst : 1);
-      }
-    };
-    size_t rank = view.dims.size();
-    add(view.dims[rank - 1], boxInner, false);
-    add(view.dims[rank - 2], boxRows, false);
-    for (int64_t d = static_cast<int64_t>(rank) - 3; d >= 0; --d)
-      add(view.dims[d], 1, true);
-    return TensorMapAttr::get(ctx, view.arg.getArgNumber(), bytes, dims, strides, box, 128);
+    return tensorMap(view, view.arg.getArgNumber(), bytes, boxInner, boxRows);
   };
   SmallVector<TensorMapAttr> maps;
   // lhs: row-major [M, K] is K-major (one box of 64 K x M rows); [K, M]
@@ -283,6 +304,11 @@ SmallVector<TensorMapAttr> TmaMatmulEmitter::tensorMaps() {
   // K-major (one box of 64 K x N).
   for (const OperandView &rhs : l.rhsViews)
     maps.push_back(l.transposeRhs ? map(rhs, t.k, t.n) : map(rhs, 64, t.k));
+  // Outputs: pieces of 128 bytes of columns by 64 rows.
+  for (unsigned r : tmaOutputs) {
+    const StoreView &sv = *l.storeViews[r];
+    maps.push_back(tensorMap(sv.view, sv.slot, sv.elementBytes, 128 / sv.elementBytes, 64));
+  }
   return maps;
 }
 
@@ -402,6 +428,89 @@ Value MatmulWgmmaEmitter::argument(BlockArgument arg, Value index, int lane) {
   return load(arg, index);
 }
 
+void MatmulWgmmaEmitter::warpgroupBarrier(Value wg) {
+  NVVM::BarrierOp::create(builder, Type(), e.add(wg, i32(2)), i32(128),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+Value MatmulWgmmaEmitter::tmaSet(Value smem, int64_t g, Value wg) {
+  int64_t set = staging.tmaSets == 2 ? g % 2 : 0;
+  return sharedAt(smem, e.add(i32(tmaBufferOffset + set * staging.tmaSetBytes),
+                              e.mul(wg, i32(staging.tmaSets * staging.tmaSetBytes))));
+}
+
+void MatmulWgmmaEmitter::tmaAcquire(int64_t g, Value wg, Value leader) {
+  // A tile's first group waits for every store (the last tile's had its
+  // whole mainloop to finish); later ones for all but the newest group,
+  // which reads the other set.
+  int64_t pending = g == 0 ? 0 : staging.tmaSets - 1;
+  e.ifThen(leader, [&] {
+    NVVM::CpAsyncBulkWaitGroupOp::create(builder, static_cast<uint32_t>(pending),
+                                         builder.getUnitAttr());
+  });
+  warpgroupBarrier(wg);
+}
+
+void MatmulWgmmaEmitter::tmaRelease(int64_t g, Value smem, Value b, Value tm, Value tn,
+                                    Value wg, Value leader) {
+  NVVM::FenceProxyOp::create(builder, NVVM::ProxyKind::async_shared,
+                             NVVM::SharedSpaceAttr::get(e.ctx, NVVM::SharedSpace::shared_cta));
+  warpgroupBarrier(wg);
+  e.ifThen(leader, [&] {
+    Value tma =
+        LLVM::AddrSpaceCastOp::create(builder, LLVM::LLVMPointerType::get(e.ctx, 0), table);
+    Value set = tmaSet(smem, g, wg);
+    // The domain coordinates of the pieces' first element: the batch dims
+    // outer first, the warpgroup's first row, the group's first column.
+    SmallVector<Value> batch(l.batch.size());
+    Value rest = b;
+    for (int64_t d = static_cast<int64_t>(l.batch.size()) - 1; d >= 0; --d) {
+      batch[d] = e.urem(rest, i32(l.batch[d]));
+      rest = e.udiv(rest, i32(l.batch[d]));
+    }
+    Value row = e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64)));
+    Value col0 = e.add(e.mul(tn, i32(t.n)), i32(64 * g));
+    SmallVector<int64_t> domain(l.batch.begin(), l.batch.end());
+    domain.push_back(l.m);
+    domain.push_back(l.n);
+    for (auto [m, r] : llvm::enumerate(tmaOutputs)) {
+      const StoreView &sv = *l.storeViews[r];
+      int64_t cols = 128 / sv.elementBytes;
+      for (int64_t pp = 0; pp < 64 / cols; ++pp) {
+        SmallVector<Value> c(batch.begin(), batch.end());
+        c.push_back(row);
+        c.push_back(e.add(col0, i32(pp * cols)));
+        // Inside the output's slices (a piece is wholly in or out).
+        Value inside;
+        for (size_t d = 0; d < c.size(); ++d) {
+          int64_t extent = 1;
+          for (auto f : sv.view.dims[d])
+            extent *= f.first;
+          if (sv.offset[d] == 0 && extent == domain[d])
+            continue;
+          c[d] = e.sub(c[d], i32(sv.offset[d]));
+          Value ok = e.icmp(LLVM::ICmpPredicate::ult, c[d], i32(extent));
+          inside = inside ? e.band(inside, ok) : ok;
+        }
+        Value inner = c.back(), rows = c[c.size() - 2];
+        c.resize(c.size() - 2);
+        SmallVector<Value> coords = tmaCoords(sv.view, inner, rows, c);
+        Value src = sharedAt(set, i32(staging.tmaOffset[r] + pp * 8192));
+        Value map = e.gep(tma, e.i8, e.i64c(128 * (1 + t.rhs + static_cast<int64_t>(m))));
+        auto store = [&] {
+          NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+              builder, map, src, coords, Value(), NVVM::TMAStoreMode::TILE, Value());
+        };
+        if (inside)
+          e.ifThen(inside, store);
+        else
+          store();
+      }
+    }
+    NVVM::CpAsyncBulkCommitGroupOp::create(builder);
+  });
+}
+
 absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
                                           Value b, Value tm, Value tn, Value wg,
                                           Value warp, Value lane,
@@ -437,8 +546,24 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
     return staging.pieceCols > 0 && r < staging.offset.size() &&
            staging.offset[r] >= 0;
   };
-  int64_t pieceCols = staging.pieceCols > 0 ? staging.pieceCols : t.n;
+  // Pieces of columns: the odd-N staging's, the TMA store's 64-column
+  // groups, or the whole tile.
+  int64_t pieceCols = staging.tma() ? 64 : staging.pieceCols > 0 ? staging.pieceCols : t.n;
   Value quad = e.urem(lane, i32(4)), warpRow = e.udiv(lane, i32(4));
+  bool tma = staging.tma();
+  auto tmaStored = [&](unsigned r) { return tma && staging.tmaOffset[r] >= 0; };
+  Value leader = e.band(e.icmp(LLVM::ICmpPredicate::eq, warp, i32(0)),
+                        e.icmp(LLVM::ICmpPredicate::eq, lane, i32(0)));
+  // A pair's place in a 128-byte-swizzled piece of 64 rows: row
+  // 16 warp + lane / 4 (+ 8 i), 16-byte chunk j ^ (row % 8) (row % 8 is
+  // lane / 4); 2-byte elements: 4 (lane % 4) bytes into the chunk; 4-byte:
+  // chunk 2 (j % 4) + (lane % 4) / 2 of piece j / 4, 8 (lane % 2) bytes in.
+  Value tmaLane2 = e.add(e.mul(e.add(e.mul(warp, i32(16)), warpRow), i32(128)),
+                         e.mul(quad, i32(4)));
+  Value tmaLane4 = e.add(e.mul(e.add(e.mul(warp, i32(16)), warpRow), i32(128)),
+                         e.mul(e.urem(lane, i32(2)), i32(8)));
+  Value quadHalf = e.udiv(quad, i32(2));
+  Value tmaGroup; // the warpgroup's set of the current group
   Value region =
       staging.pieceCols > 0
           ? sharedAt(smem, e.add(i32(stagingOffset),
@@ -489,12 +614,19 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
       c.rows[i] = e.gep(outPtrs[r], e.i8, e.mul(first, e.i64c(c.bytes)));
     }
   }
+  int64_t groups = tma ? t.n / 64 : 1;
+  for (int64_t g = 0; g < groups && status.ok(); ++g) {
+  if (tma) {
+    tmaAcquire(g, wg, leader);
+    tmaGroup = tmaSet(smem, g, wg);
+  }
   for (int64_t i = 0; i < 2 && status.ok(); ++i) {
     Value row = e.add(rowBase, i32(8 * i));
     Value row64 = e.zext(e.i64, row);
     Value rowOk = e.icmp(LLVM::ICmpPredicate::ult, row, i32(l.m));
     Value rowFlat = e.mul(e.add(e.mul(b64, e.i64c(l.m)), row64), e.i64c(l.n));
-    for (int64_t piece = 0; piece < t.n / pieceCols && status.ok(); ++piece) {
+    int64_t pieceBegin = tma ? g : 0, pieceEnd = tma ? g + 1 : t.n / pieceCols;
+    for (int64_t piece = pieceBegin; piece < pieceEnd && status.ok(); ++piece) {
       for (int64_t jj = 0; jj < pieceCols / 8 && status.ok(); ++jj) {
         int64_t j = piece * (pieceCols / 8) + jj;
         for (int64_t p = 0; p < (pairs ? 1 : 2) && status.ok(); ++p) {
@@ -519,7 +651,25 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
                 return;
             }
             for (unsigned r = 0; r < yield->getNumOperands(); ++r) {
-              if (staged(r)) {
+              if (tmaStored(r)) {
+                // Into the group's piece (pairs: N is even).
+                ElemTypes et = *elemTypes(yield->getOperand(r).getType());
+                SmallVector<Value> stored;
+                for (Value v : values[r])
+                  stored.push_back(toStorage(v, et));
+                Value offset;
+                if (et.bytes == 2) {
+                  Value chunk = e.bxor(i32(jj), warpRow);
+                  offset = e.add(tmaLane2, e.mul(chunk, i32(16)));
+                } else {
+                  Value chunk = e.bxor(e.add(i32(2 * (jj % 4)), quadHalf), warpRow);
+                  offset = e.add(tmaLane4, e.mul(chunk, i32(16)));
+                }
+                offset = e.add(offset, i32(staging.tmaOffset[r] + (jj / 4) * 8192 * (et.bytes / 4) +
+                                           8 * i * 128));
+                e.store(e.pack(stored), sharedAt(tmaGroup, offset),
+                        static_cast<unsigned>(stored.size() * et.bytes));
+              } else if (staged(r)) {
                 // Into the staging region at (row of the half, column in the
                 // piece).
                 ElemTypes et = *elemTypes(yield->getOperand(r).getType());
@@ -608,6 +758,9 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
       }
       NVVM::SyncWarpOp::create(builder, i32(-1));
     }
+  }
+  if (tma && status.ok())
+    tmaRelease(g, smem, b, tm, tn, wg, leader);
   }
   return status;
 }
@@ -795,13 +948,24 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     consumerBarrier();
     return {it};
   });
+  // The last stores complete before the CTA (and its shared memory) ends.
+  if (staging.tma())
+    e.ifThen(e.icmp(LLVM::ICmpPredicate::eq, e.urem(ctid, i32(128)), i32(0)), [&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(builder, 0u, UnitAttr());
+    });
   return status;
 }
 
 absl::Status MatmulWgmmaEmitter::build() {
-  layoutTiles();
   staging = wgmmaStaging(l);
   t.staging = staging.bytes(t.consumers());
+  if (staging.tma()) {
+    for (auto [r, offset] : llvm::enumerate(staging.tmaOffset))
+      if (offset >= 0)
+        tmaOutputs.push_back(static_cast<unsigned>(r));
+    tmaBufferBytes = t.staging;
+  }
+  layoutTiles();
   // The launch gives the kernel the plan's shared memory: a plan made by
   // an older fusec (no staging) must not let the epilogue write past it.
   if (launch.getSmem() < wgmmaSharedBytes(t))
@@ -822,7 +986,7 @@ absl::Status MatmulWgmmaEmitter::build() {
   attrs.push_back(builder.getNamedAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                                        builder.getI32IntegerAttr(1)));
   beginFunction(attrs, /*extra=*/t.split > 1 ? 3 : 1);
-  Value table = extraPtrs[0];
+  table = extraPtrs[0];
   Value workspace = t.split > 1 ? extraPtrs[1] : Value();
   Value counters = t.split > 1 ? extraPtrs[2] : Value();
 

@@ -29,7 +29,7 @@ func.func @decode(%x: tensor<16x4096xbf16>, %w: tensor<11008x4096xbf16>) -> tens
 // the tile's counter (an acq_rel atomic, fenced) sums the partials in split
 // order and runs the epilogue.
 // PLAN-LABEL: func.func @split_k
-// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 128, block = 384, tile = [128, 128, 64], stages = 7, split = 8
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 128, block = 384, tile = [128, 128, 64], stages = 6, split = 8
 // ATTRS-LABEL: func.func @split_k
 // ATTRS: fusec.scratch = array<i64: 8388608, 64>
 // CHECK-LABEL: llvm.func @k0_matmul(
@@ -67,7 +67,7 @@ func.func @swiglu(%x: tensor<4096x2048xbf16>, %wg: tensor<5632x2048xbf16>, %wu: 
 // columns are 2.2 waves on 132 SMs, 384 of 192 are 2.9; waves x columns
 // picks 192 (wgmma n = 192, three 64-column boxes of B a stage).
 // PLAN-LABEL: func.func @qkv
-// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [128, 192, 64], stages = 5
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [128, 192, 64], stages = 4
 // CHECK-LABEL: llvm.func @k0_matmul_add(
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 192, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
 func.func @qkv(%x: tensor<4096x768xf16>, %w: tensor<2304x768xf16>, %b: tensor<2304xf16>) -> tensor<4096x2304xf16> {
