@@ -45,7 +45,10 @@ TOP_KERNELS = int(os.environ.get("MODELS_TOP", "8"))
 
 BIN = os.environ.get("FUSEC_BIN", ".device/bin")
 OUT = os.environ.get("OUT", "bench/out")
+# (batch, sequence) pairs; BENCH_SHAPES="32x1" (comma-separated BxS) picks some.
 SHAPES = [(4, 1024), (32, 1)]
+if os.environ.get("BENCH_SHAPES"):
+    SHAPES = [tuple(int(x) for x in s.split("x")) for s in os.environ["BENCH_SHAPES"].split(",")]
 
 
 def models():

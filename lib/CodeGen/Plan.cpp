@@ -512,7 +512,14 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes)
   // fill 132 SMs in 1 and 3 full waves of 192 columns where 256 leave 27%
   // of the last wave idle; 8192 x 8192 keeps 256 (16 waves against 21).
   t.n = 128;
-  if (t.rhs == 1 && l.n > 128) {
+  // Decode (the 64-row tile) with K at most 3072 (48 k-blocks): 64
+  // columns, twice the CTAs streaming weights for short mainloops and fewer
+  // split-K reductions. Measured on the H200 over GPT-2's and Llama's
+  // decode GEMMs (bench/results/2026-12-01-h200-decode-sweep): 1.06-1.42x
+  // faster than 128 columns; at K = 4096 128 columns stay ahead.
+  if (t.m == 64 && l.k <= 3072 && l.n > 64)
+    t.n = 64;
+  else if (t.rhs == 1 && l.n > 128) {
     int64_t best = 0;
     for (int64_t n : {256, 192, 128}) {
       int64_t cost = (tiles(n) + sms - 1) / sms * (n + 16);
@@ -522,13 +529,27 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes)
       }
     }
   }
+  // Tuning switches (measurement, not defaults): FUSEC_WGMMA_N forces the
+  // tile's columns (64 included), FUSEC_WGMMA_STAGES the most stages (up
+  // to 16, as many as fit), FUSEC_WGMMA_SPLIT the K split.
+  auto knob = [](const char *name) -> int64_t {
+    const char *v = std::getenv(name);
+    return v && *v ? std::atoll(v) : 0;
+  };
+  if (int64_t n = knob("FUSEC_WGMMA_N");
+      (n == 64 || n == 128 || n == 192 || n == 256) && n * t.rhs <= 256)
+    t.n = n;
   int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024 - t.staging;
   t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
+  if (int64_t stages = knob("FUSEC_WGMMA_STAGES"); stages >= 2)
+    t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, std::min<int64_t>(stages, 16));
   // Split-K when the tiles fill less than half the SMs and K is long: every
   // part at least 4 k-blocks, none empty.
   int64_t numK = (l.k + t.k - 1) / t.k, n = tiles(t.n);
-  if (2 * n <= sms && numK >= 8) {
-    int64_t split = std::min<int64_t>({sms / n, numK / 4, 16});
+  int64_t forced = knob("FUSEC_WGMMA_SPLIT");
+  if (forced >= 1 || (2 * n <= sms && numK >= 8)) {
+    int64_t split = forced >= 1 ? std::min<int64_t>({forced, numK, 16})
+                                : std::min<int64_t>({sms / n, numK / 4, 16});
     while (split > 1 && ((numK + split - 1) / split) * (split - 1) >= numK)
       --split;
     t.split = std::max<int64_t>(split, 1);

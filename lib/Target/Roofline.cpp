@@ -159,6 +159,7 @@ void addTotals(GraphTotals &t, const KernelAnalysis &k) {
 
 KernelAnalysis analyzeOp(Operation *op, const Target &target) {
   KernelAnalysis k;
+  double gemmLatency = 0;
   k.location = locationOf(op);
   if (auto kernel = dyn_cast<KernelOp>(op)) {
     k.name = kernel.getName() ? kernel.getName()->str() : "kernel";
@@ -190,6 +191,10 @@ KernelAnalysis analyzeOp(Operation *op, const Target &target) {
         double grid = std::max<double>(1, launch.getGrid());
         double waves = std::ceil(units / grid) / (units / grid);
         k.tensorSeconds *= waves / target.tensorEfficiency();
+        // The epilogue's arithmetic runs on the consumer warpgroups between
+        // two mainloops: after the tensor cores, not beside them.
+        k.tensorSeconds += k.fp32Seconds + k.sfuSeconds;
+        gemmLatency = target.value("gemm_latency_us") * 1e-6;
       }
     }
   } else {
@@ -200,6 +205,10 @@ KernelAnalysis analyzeOp(Operation *op, const Target &target) {
     }
   }
   finish(k, target);
+  // A GEMM kernel's pipeline fill and drain (the first TMA loads, the last
+  // wgmmas, the last epilogue) add to whichever roof binds.
+  k.launchSeconds += gemmLatency;
+  k.predictedSeconds += gemmLatency;
   return k;
 }
 

@@ -46,6 +46,8 @@ const std::map<std::string, std::string> &Target::knownFigures() {
       {"sfu_rsqrt_per_clock_per_sm", "SFU rsqrt per clock per SM"},
       {"launch_us", "cost of one kernel launch in a sequence, microseconds"},
       {"tensor_efficiency", "the fraction of the tensor rate a generated GEMM's mainloop reaches"},
+      {"gemm_latency_us",
+       "a tensor-core GEMM kernel's pipeline fill and drain beyond its roof, microseconds"},
   };
   return known;
 }

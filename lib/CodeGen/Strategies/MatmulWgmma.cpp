@@ -948,10 +948,11 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     consumerBarrier();
     return {it};
   });
-  // The last stores complete before the CTA (and its shared memory) ends.
+  // The last stores have read their pieces before the CTA (and its shared
+  // memory) ends; their writes complete with the grid.
   if (staging.tma())
     e.ifThen(e.icmp(LLVM::ICmpPredicate::eq, e.urem(ctid, i32(128)), i32(0)), [&] {
-      NVVM::CpAsyncBulkWaitGroupOp::create(builder, 0u, UnitAttr());
+      NVVM::CpAsyncBulkWaitGroupOp::create(builder, 0u, builder.getUnitAttr());
     });
   return status;
 }
@@ -1043,11 +1044,11 @@ absl::StatusOr<TensorCoreKernel> emitMatmulWgmma(const StrategyInput &in) {
   auto tile = in.launch.getTile();
   int64_t rhs = static_cast<int64_t>(layout->rhs.size());
   if (tile.size() != 3 || (tile[0] != 64 && tile[0] != 128) ||
-      (tile[1] != 128 && tile[1] != 192 && tile[1] != 256) || tile[2] != 64 ||
-      tile[1] * rhs > 256)
+      (tile[1] != 64 && tile[1] != 128 && tile[1] != 192 && tile[1] != 256) ||
+      tile[2] != 64 || tile[1] * rhs > 256)
     return absl::InvalidArgumentError(
-        "matmul_wgmma builds 64 or 128 x 128, 192 or 256 tiles with 64 K a stage, at most 256 "
-        "accumulator columns");
+        "matmul_wgmma builds 64 or 128 x 64, 128, 192 or 256 tiles with 64 K a stage, at most "
+        "256 accumulator columns");
   if (in.launch.getBlock() != 128 * (1 + tile[0] / 64))
     return absl::InvalidArgumentError("matmul_wgmma runs a producer and a consumer warpgroup "
                                       "per 64 rows of the tile");

@@ -6,7 +6,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=ATTRS < %t/out.mlir
-// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/decode.k0_matmul.ptx %t/split_k.k0_matmul.ptx %t/swiglu.k0_matmul_mul.ptx %t/qkv.k0_matmul_add.ptx %t/proj_odd.k0_matmul_add.ptx
+// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/decode.k0_matmul.ptx %t/split_k.k0_matmul.ptx %t/swiglu.k0_matmul_mul.ptx %t/qkv.k0_matmul_add.ptx %t/proj_odd.k0_matmul_add.ptx %t/decode_short_k.k0_matmul_add.ptx
 // REQUIRES: ptxas
 
 // Decode: 16 rows. A 64-row tile with one consumer warpgroup (256 threads,
@@ -91,4 +91,18 @@ func.func @proj_odd(%x: tensor<4096x3072xbf16>, %w: tensor<767x3072xbf16>, %r: t
   %0 = fusec.matmul %x, %w {transpose_rhs} : (tensor<4096x3072xbf16>, tensor<767x3072xbf16>) -> tensor<4096x767xf32>
   %1 = fusec.add %0, %r : tensor<4096x767xf32>
   return %1 : tensor<4096x767xf32>
+}
+
+// Decode with a short K (GPT-2's QKV at 32 tokens, K = 768): 64-column
+// tiles, 36 of them each split in 3 along K, so 108 CTAs stream the
+// weights; at K = 4096 (@decode above) the 128-column tile stays.
+// PLAN-LABEL: func.func @decode_short_k
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 108, block = 256, tile = [64, 64, 64], stages = 8, split = 3
+// CHECK-LABEL: llvm.func @k0_matmul_add(
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+func.func @decode_short_k(%x: tensor<32x768xbf16>, %w: tensor<2304x768xbf16>, %b: tensor<2304xbf16>) -> tensor<32x2304xbf16> {
+  %0 = fusec.matmul %x, %w {transpose_rhs} : (tensor<32x768xbf16>, tensor<2304x768xbf16>) -> tensor<32x2304xbf16>
+  %bb = fusec.broadcast %b dims [1] : tensor<2304xbf16> -> tensor<32x2304xbf16>
+  %1 = fusec.add %0, %bb : tensor<32x2304xbf16>
+  return %1 : tensor<32x2304xbf16>
 }

@@ -74,8 +74,9 @@
 // CHECK: nvvm.cp.async.bulk.wait_group 1 {read}
 // No global store from the registers.
 // CHECK-NOT: vector<2xbf16>, !llvm.ptr<1>
-// Before the CTA ends, its last stores complete.
-// CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
+// Before the CTA ends, its last stores have read their pieces.
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: llvm.br
 // CHECK: llvm.return
 //
 // NOTMA-LABEL: llvm.func @k0_matmul_cast(

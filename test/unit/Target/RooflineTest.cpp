@@ -9,6 +9,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace fusec;
 
@@ -151,6 +153,41 @@ TEST_F(RooflineTest, TensorCoreKernelsPayForEfficiencyAndTheLastWave) {
   EXPECT_NEAR(planned.kernels[0].tensorSeconds, bare * waves / target->tensorEfficiency(),
               bare * 1e-9);
   EXPECT_LT(target->tensorEfficiency(), 1.0);
+  // The planned GEMM pays its pipeline's fill and drain on top of the roof
+  // and the launch; the unplanned op does not.
+  double latency = target->value("gemm_latency_us") * 1e-6;
+  EXPECT_GT(latency, 0.0);
+  EXPECT_NEAR(planned.kernels[0].predictedSeconds,
+              planned.kernels[0].tensorSeconds + target->launchSeconds() + latency, 1e-12);
+  EXPECT_NEAR(plain.kernels[0].predictedSeconds,
+              plain.kernels[0].tensorSeconds + target->launchSeconds(), 1e-12);
+}
+
+TEST_F(RooflineTest, GemmEpilogueArithmeticIsSerialWithTheMainloop) {
+  // gelu(x W + b): the epilogue's fp32 and SFU work runs between mainloops
+  // on the same warpgroups, so it adds to the tensor time.
+  const char *text = R"mlir(
+    func.func @f(%a: tensor<4096x768xbf16>, %b: tensor<768x3072xbf16>, %c: tensor<4096x3072xbf16>) -> tensor<4096x3072xbf16> {
+      %r = fusec.kernel "k0_matmul_gelu" (%a, %b, %c) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [128, 256, 64], stages = 4, smem = 230480, regs = 232>} : (tensor<4096x768xbf16>, tensor<768x3072xbf16>, tensor<4096x3072xbf16>) -> tensor<4096x3072xbf16> {
+      ^bb0(%x: tensor<4096x768xbf16>, %y: tensor<768x3072xbf16>, %z: tensor<4096x3072xbf16>):
+        %0 = fusec.matmul %x, %y : (tensor<4096x768xbf16>, tensor<768x3072xbf16>) -> tensor<4096x3072xbf16>
+        %1 = fusec.add %0, %z : tensor<4096x3072xbf16>
+        %2 = fusec.gelu %1 : tensor<4096x3072xbf16>
+        fusec.yield %2 : tensor<4096x3072xbf16>
+      }
+      return %r : tensor<4096x3072xbf16>
+    })mlir";
+  auto target = Target::load("h200");
+  ASSERT_TRUE(target.ok());
+  GraphAnalysis g = analyze(text, "h200");
+  ASSERT_EQ(g.kernels.size(), 1u);
+  const KernelAnalysis &k = g.kernels[0];
+  ASSERT_GT(k.fp32Seconds + k.sfuSeconds, 0.0);
+  double mainloop = 2.0 * 4096 * 768 * 3072 / target->tensorFlopsPerSecond(DType::BF16);
+  double units = 32.0 * 12.0, waves = std::ceil(units / 132.0) / (units / 132.0);
+  EXPECT_NEAR(k.tensorSeconds,
+              mainloop * waves / target->tensorEfficiency() + k.fp32Seconds + k.sfuSeconds,
+              mainloop * 1e-9);
 }
 
 TEST_F(RooflineTest, FusionCutsBytesAndPeakMemory) {
