@@ -232,7 +232,7 @@ int runVerifyPipeline(ModuleOp module) {
       llvm::outs() << llvm::formatv(
           "seed {0} result #{1}: {2} (max abs error {3:e}, rel l2 {4:e}){5}\n",
           seed + t, i, c.ok ? "match" : "MISMATCH", c.maxAbsError, c.relL2,
-          c.ok ? "" : ": " + c.message);
+          c.ok ? (c.message.empty() ? "" : "; " + c.message) : ": " + c.message);
     }
   }
   if (json)
