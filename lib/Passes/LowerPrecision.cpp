@@ -208,10 +208,10 @@ private:
 };
 
 void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
+  // Values computed inside the function; its arguments keep their type (the
+  // signature never changes: an op computing in the low type rounds an f32
+  // argument as it reads it).
   SmallVector<Value> candidates;
-  for (Value a : func.getArguments())
-    if (isF32Tensor(a))
-      candidates.push_back(a);
   func.walk([&](Operation *op) {
     if (followsOperand(op) || isa<func::ReturnOp, KernelOp, YieldOp>(op) ||
         op->getParentOfType<KernelOp>())
@@ -220,6 +220,10 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
       if (isF32Tensor(r))
         candidates.push_back(r);
   });
+  // A returned value keeps the result's type: storing it narrow would only
+  // add a rounding before the cast back.
+  Operation *ret = func.getBody().front().getTerminator();
+  llvm::erase_if(candidates, [&](Value v) { return llvm::is_contained(ret->getOperands(), v); });
   llvm::stable_sort(candidates, [](Value a, Value b) {
     return tensorBytes(a.getType()) > tensorBytes(b.getType());
   });
@@ -263,6 +267,7 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
 }
 
 void Lowering::materialize() {
+  FunctionType signature = func.getFunctionType();
   auto lowType = [&](Type t) {
     return cast<RankedTensorType>(t).clone(low);
   };
@@ -338,11 +343,11 @@ void Lowering::materialize() {
     for (unsigned i = first; i < op->getNumOperands(); ++i)
       castTo(op, i, cast<RankedTensorType>(op->getOperand(i).getType()).clone(element));
   });
-  // The function's type follows its arguments and returned values.
+  // The signature stays: a returned value stored in the low type (or a
+  // movement of one) is cast back to the result's type on the way out.
   Operation *ret = func.getBody().front().getTerminator();
-  func.setType(FunctionType::get(func.getContext(),
-                                 func.getBody().front().getArgumentTypes(),
-                                 ret->getOperandTypes()));
+  for (unsigned i = 0; i < ret->getNumOperands(); ++i)
+    castTo(ret, i, signature.getResult(i));
 }
 
 class LowerPrecisionPass

@@ -161,8 +161,11 @@ def LowerPrecision : Pass<"fusec-lower-precision", "::mlir::ModuleOp"> {
   let summary = "Lower the storage precision of f32 tensors (bf16, fp16 or "
                 "fp8e4m3) within an analytic error budget";
   let description = [{
-    Candidates are the f32 tensors of each function: its arguments, its
-    results and every op's result. Largest first, each is lowered to the
+    Candidates are the f32 tensors each function computes: every op's
+    result but the returned values. The signature never changes: an f32
+    argument is rounded where an op computing in the policy type reads it,
+    and a returned movement of a lowered value is cast back to the result's
+    type. Largest first, each is lowered to the
     policy's type if the estimated error bound of every function result stays
     within `max-rel-error`; otherwise it stays f32 and a remark names the op
     and the bound it would have caused. Reductions, matmuls and attention
