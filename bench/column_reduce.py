@@ -22,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 
+from gpu_timing import median_ms
+
 BIN = os.environ.get("FUSEC_BIN", ".device/bin")
 OUT = os.environ.get("OUT", "bench/out")
 TYPES = {"f32": "f32", "bf16": "bf16", "i32": "i32"}
@@ -75,19 +77,6 @@ def main():
 
     import torch
     dev = "cuda"
-
-    def median_ms(fn, reps=30):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        for _ in range(5):
-            fn()
-        ts = []
-        for _ in range(reps):
-            start.record()
-            fn()
-            end.record()
-            torch.cuda.synchronize()
-            ts.append(start.elapsed_time(end))
-        return statistics.median(ts)
 
     src = torch.randn(256 << 20, device=dev, dtype=torch.bfloat16)
     dst = torch.empty_like(src)

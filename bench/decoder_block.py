@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from gpu_timing import median_ms
+
 BIN = os.environ.get("FUSEC_BIN", ".device/bin")
 OUT = os.environ.get("OUT", "bench/out")
 
@@ -71,19 +73,6 @@ def main():
     results = {"blocks": []}
     configs = [dict(t=4096, w=2048, h=16, f=5632)]
     tmp = tempfile.mkdtemp()
-
-    def median_ms(fn, reps=30):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        for _ in range(5):
-            fn()
-        ts = []
-        for _ in range(reps):
-            start.record()
-            fn()
-            end.record()
-            torch.cuda.synchronize()
-            ts.append(start.elapsed_time(end))
-        return statistics.median(ts)
 
     for c in configs:
         t, w, h, f = c["t"], c["w"], c["h"], c["f"]

@@ -20,19 +20,7 @@ BIN = os.environ.get("FUSEC_BIN", ".device/bin")
 SHAPES = [(8, 1024, 16, 128), (16, 2048, 32, 64)]
 
 
-def median_ms(fn, iters=30, warmup=5):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
+from gpu_timing import median_ms  # noqa: E402
 
 
 def main():

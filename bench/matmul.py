@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 
+import gpu_timing
+
 BIN = os.environ.get("FUSEC_BIN", ".device/bin")
 OUT = os.environ.get("OUT", "bench/out")
 QUICK = os.environ.get("MATMUL_QUICK", "0") == "1"
@@ -274,17 +276,7 @@ def main():
         return p.stdout.strip()
 
     def median_ms(fn, reps=50):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        for _ in range(10):
-            fn()
-        ts = []
-        for _ in range(reps):
-            start.record()
-            fn()
-            end.record()
-            torch.cuda.synchronize()
-            ts.append(start.elapsed_time(end))
-        return statistics.median(ts)
+        return gpu_timing.median_ms(fn, reps=reps, warmup=10)
 
     results["clocks_before"] = clocks()
     speed = [("square", dict(m=4096, n=4096, k=4096)), ("square", dict(m=8192, n=8192, k=8192)),

@@ -6,10 +6,10 @@ stream the weights fastest. Runs on the GPU machine with the staged tools
 (FUSEC_BIN); JSON and a table under $OUT (bench/out)."""
 import json
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_timing  # noqa: E402
 import matmul as mm  # noqa: E402
 
 OUT = os.environ.get("OUT", "bench/out")
@@ -42,18 +42,8 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     rows = []
 
-    def median_ms(fn, reps=50):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        for _ in range(10):
-            fn()
-        ts = []
-        for _ in range(reps):
-            s.record()
-            fn()
-            e.record()
-            torch.cuda.synchronize()
-            ts.append(s.elapsed_time(e))
-        return statistics.median(ts)
+    def median_ms(fn):
+        return gpu_timing.median_ms(fn, reps=50, warmup=10)
 
     # Every switch setting against the interpreter first (ragged shapes).
     checks = [dict(m=32, n=200, k=520, tr=True, epilogue="bias"),

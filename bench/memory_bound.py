@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+from gpu_timing import median_ms
+
 BIN = os.environ.get("FUSEC_BIN", ".device/bin")
 OUT = os.environ.get("OUT", "bench/out")
 
@@ -211,19 +213,6 @@ def main():
     dev = "cuda"
     # MEMORY_BOUND_TORCH=0: fusec only (before/after runs), no eager or Inductor.
     with_torch = os.environ.get("MEMORY_BOUND_TORCH", "1") != "0"
-
-    def median_ms(fn, reps=30):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        for _ in range(5):
-            fn()
-        ts = []
-        for _ in range(reps):
-            start.record()
-            fn()
-            end.record()
-            torch.cuda.synchronize()
-            ts.append(start.elapsed_time(end))
-        return statistics.median(ts)
 
     src = torch.randn(n * 4, device=dev, dtype=torch.bfloat16)
     dst = torch.empty_like(src)

@@ -1219,9 +1219,9 @@ LogicalResult GeluOp::verify() {
 }
 
 OpCost GeluOp::getCost() {
-  // erf form: scale, 10-FLOP erf polynomial, +1, ·x, ·0.5. tanh form: x³,
-  // fma, scale, tanh (SFU), +1, ·x, ·0.5.
-  return detail::elementwiseCost(*this, getTanh() ? 8 : 14, getTanh() ? 1 : 0);
+  // erf form: scale, erf (14 FLOPs, rcp and ex2 on the SFU), +1, ·x, ·0.5.
+  // tanh form: x³, fma, scale, tanh (4 FLOPs, ex2 and rcp), +1, ·x, ·0.5.
+  return detail::elementwiseCost(*this, getTanh() ? 12 : 18, 2);
 }
 
 LogicalResult SiluOp::verify() {

@@ -79,10 +79,20 @@ func.func @attention(%q: tensor<1x4x256x64xbf16>) -> (tensor<1x4x256x64xbf16>, t
 // CHECK: fusec.rsqrt {{.*}}flops = 0 : i64{{.*}}sfu_ops = 1024 : i64
 // CHECK: fusec.reshape {{.*}}fusec.cost = {bytes_read = 0 : i64, bytes_written = 0 : i64, flops = 0 : i64
 // CHECK: fusec.softmax {{.*}}flops = 5120 : i64{{.*}}sfu_ops = 1056 : i64
+// tanh and erf as generated: ex2 and rcp on the SFU (two a element), and
+// GELU in both forms through them.
+// CHECK: fusec.tanh {{.*}}flops = 4096 : i64{{.*}}sfu_ops = 2048 : i64
+// CHECK: fusec.erf {{.*}}flops = 14336 : i64{{.*}}sfu_ops = 2048 : i64
+// CHECK: fusec.gelu {{.*}}flops = 18432 : i64{{.*}}sfu_ops = 2048 : i64
+// CHECK: fusec.gelu {{.*}}flops = 12288 : i64{{.*}}sfu_ops = 2048 : i64
 func.func @sfu(%x: tensor<32x32xf32>) -> tensor<32x32xf32> {
   %0 = fusec.exp %x : tensor<32x32xf32>
   %1 = fusec.rsqrt %0 : tensor<32x32xf32>
   %2 = fusec.reshape %1 : tensor<32x32xf32> -> tensor<1024xf32>
   %3 = fusec.softmax %x dim 1 : tensor<32x32xf32>
+  %4 = fusec.tanh %x : tensor<32x32xf32>
+  %5 = fusec.erf %x : tensor<32x32xf32>
+  %6 = fusec.gelu %x : tensor<32x32xf32>
+  %7 = fusec.gelu %x {tanh} : tensor<32x32xf32>
   return %3 : tensor<32x32xf32>
 }
