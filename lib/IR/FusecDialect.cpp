@@ -8,6 +8,7 @@
 
 #include "fusec/IR/Fusec.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "mlir/IR/Builders.h"
@@ -319,17 +320,29 @@ int64_t fusec::tensorBytes(Type type) {
   return shaped.getNumElements() * elementBytes(shaped.getElementType());
 }
 
+/// Saturating arithmetic for costs (non-negative operands): a valid graph's
+/// figures may pass int64 (the FLOPs of a matmul of huge tensors, the bytes
+/// of two operands near 2^62 each); they stop at INT64_MAX, never wrap.
+static int64_t satAdd(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
+static int64_t satMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
+
 static int64_t operandBytes(Operation *op) {
   int64_t bytes = 0;
   for (Value v : op->getOperands())
-    bytes += tensorBytes(v.getType());
+    bytes = satAdd(bytes, tensorBytes(v.getType()));
   return bytes;
 }
 
 static int64_t resultBytes(Operation *op) {
   int64_t bytes = 0;
   for (Value v : op->getResults())
-    bytes += tensorBytes(v.getType());
+    bytes = satAdd(bytes, tensorBytes(v.getType()));
   return bytes;
 }
 
@@ -576,8 +589,8 @@ OpCost fusec::detail::elementwiseCost(Operation *op, int64_t flopsPerElement,
                                       int64_t sfuPerElement) {
   int64_t n = tensorElements(op->getResult(0).getType());
   OpCost cost = movementCost(op);
-  cost.flops = n * flopsPerElement;
-  cost.sfuOps = n * sfuPerElement;
+  cost.flops = satMul(n, flopsPerElement);
+  cost.sfuOps = satMul(n, sfuPerElement);
   return cost;
 }
 
@@ -960,7 +973,7 @@ LogicalResult GatherOp::verify() {
 
 OpCost GatherOp::getCost() {
   OpCost cost;
-  cost.bytesRead = tensorBytes(getIndices().getType()) + tensorBytes(getType());
+  cost.bytesRead = satAdd(tensorBytes(getIndices().getType()), tensorBytes(getType()));
   cost.bytesWritten = tensorBytes(getType());
   return cost;
 }
@@ -998,7 +1011,7 @@ OpCost ReduceOp::getCost() {
   OpCost cost = movementCost(*this);
   cost.flops = tensorElements(getInput().getType());
   if (getKind() == ReduceKind::mean)
-    cost.flops += tensorElements(getType());
+    cost.flops = satAdd(cost.flops, tensorElements(getType()));
   return cost;
 }
 
@@ -1058,7 +1071,7 @@ LogicalResult MatmulOp::verify() {
 OpCost MatmulOp::getCost() {
   MatmulDims d = matmulDims(*this);
   OpCost cost = movementCost(*this);
-  cost.flops = 2 * d.batch * d.m * d.n * d.k;
+  cost.flops = satMul(satMul(satMul(satMul(2, d.batch), d.m), d.n), d.k);
   return cost;
 }
 
@@ -1121,20 +1134,25 @@ LogicalResult AttentionOp::verify() {
 /// and below the causal diagonal (aligned to the bottom right).
 static int64_t attentionPairs(int64_t sq, int64_t skv, bool causal) {
   if (!causal)
-    return sq * skv;
-  int64_t pairs = 0;
-  for (int64_t i = 0; i < sq; ++i)
-    pairs += std::clamp<int64_t>(i + skv - sq + 1, 0, skv);
-  return pairs;
+    return satMul(sq, skv);
+  // Query i sees clamp(i + off, 0, skv) keys, off = skv - sq + 1: none before
+  // i0, an arithmetic series up to i1, then all skv (closed form: a long
+  // sequence costs no time to price).
+  __int128 off = static_cast<__int128>(skv) - sq + 1;
+  __int128 i0 = std::clamp<__int128>(1 - off, 0, sq);
+  __int128 i1 = std::clamp<__int128>(skv - off, i0, sq);
+  __int128 pairs = (i1 > i0 ? ((i0 + off) + (i1 - 1 + off)) * (i1 - i0) / 2 : 0) +
+                   (static_cast<__int128>(sq) - i1) * skv;
+  return pairs > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
+                                                     : static_cast<int64_t>(pairs);
 }
 
 OpCost AttentionOp::getCost() {
   auto q = getQuery().getType(), v = getValue().getType();
-  int64_t bh = q.getDimSize(0) * q.getDimSize(1);
-  int64_t pairs =
-      bh * attentionPairs(q.getDimSize(2), v.getDimSize(2), getCausal());
+  int64_t bh = satMul(q.getDimSize(0), q.getDimSize(1));
+  int64_t pairs = satMul(bh, attentionPairs(q.getDimSize(2), v.getDimSize(2), getCausal()));
   OpCost cost = movementCost(*this);
-  cost.flops = 2 * pairs * (q.getDimSize(3) + v.getDimSize(3));
+  cost.flops = satMul(satMul(2, pairs), q.getDimSize(3) + v.getDimSize(3));
   cost.sfuOps = pairs;
   return cost;
 }
@@ -1176,7 +1194,7 @@ static OpCost normCost(Operation *op, int64_t flopsPerElement,
   int64_t n = tensorElements(in);
   int64_t rows = in.getShape().back() ? n / in.getShape().back() : 0;
   OpCost cost = movementCost(op);
-  cost.flops = n * flopsPerElement + rows * flopsPerRow;
+  cost.flops = satAdd(satMul(n, flopsPerElement), satMul(rows, flopsPerRow));
   cost.sfuOps = rows; // one rsqrt a row
   return cost;
 }
@@ -1207,8 +1225,8 @@ OpCost SoftmaxOp::getCost() {
   OpCost cost = movementCost(*this);
   // max, subtract, exp prescale, sum, scale by 1/sum: five FLOPs and one ex2
   // an element, one rcp a row.
-  cost.flops = 5 * n;
-  cost.sfuOps = n + (len ? n / len : 0);
+  cost.flops = satMul(5, n);
+  cost.sfuOps = satAdd(n, len ? n / len : 0);
   return cost;
 }
 
@@ -1272,8 +1290,13 @@ OpCost fusec::sumBodyCost(Region &region) {
   OpCost total;
   region.walk([&](Operation *op) {
     if (auto costed = dyn_cast<CostOpInterface>(op)) {
-      if (!isa<KernelOp>(op))
-        total += costed.getCost();
+      if (!isa<KernelOp>(op)) {
+        OpCost c = costed.getCost();
+        total.flops = satAdd(total.flops, c.flops);
+        total.bytesRead = satAdd(total.bytesRead, c.bytesRead);
+        total.bytesWritten = satAdd(total.bytesWritten, c.bytesWritten);
+        total.sfuOps = satAdd(total.sfuOps, c.sfuOps);
+      }
     }
   });
   return total;

@@ -9,6 +9,9 @@
 #include "mlir/Parser/Parser.h"
 
 #include "gtest/gtest.h"
+#include <string>
+#include <limits>
+#include <algorithm>
 
 using namespace mlir;
 using namespace fusec;
@@ -84,6 +87,48 @@ TEST_F(CostTest, BuiltOpsHaveCostsToo) {
   EXPECT_EQ(s.flops, 3 * 1024);
   EXPECT_EQ(s.sfuOps, 2 * 1024);
   module->erase();
+}
+
+TEST_F(CostTest, CausalAttentionCountsVisiblePairsInClosedForm) {
+  // The pairs of a causal attention (bottom-right aligned) against a count
+  // of each query's visible keys, for queries fewer, as many as and more
+  // than the keys; SFU ops count the pairs.
+  for (auto [sq, skv] : {std::pair<int64_t, int64_t>{1, 1}, {1, 7}, {7, 1}, {5, 5}, {3, 17},
+                         {17, 3}, {32, 48}, {48, 32}, {1, 4096}}) {
+    int64_t want = 0;
+    for (int64_t i = 0; i < sq; ++i)
+      want += std::clamp<int64_t>(i + skv - sq + 1, 0, skv);
+    std::string q = "tensor<1x2x" + std::to_string(sq) + "x8xbf16>";
+    std::string kv = "tensor<1x2x" + std::to_string(skv) + "x8xbf16>";
+    std::string text = "func.func @f(%q: " + q + ", %k: " + kv + ") -> " + q + " {\n" +
+                       "  %0 = fusec.attention %q, %k, %k {scale = 0.125 : f64, causal} : (" +
+                       q + ", " + kv + ", " + kv + ") -> " + q + "\n  return %0 : " + q + "\n}\n";
+    auto module = parse(text.c_str());
+    ASSERT_TRUE(module);
+    OpCost c = costOf<AttentionOp>(*module);
+    EXPECT_EQ(c.sfuOps, 2 * want) << sq << " x " << skv;
+    EXPECT_EQ(c.flops, 2 * 2 * want * 16) << sq << " x " << skv;
+  }
+}
+
+TEST_F(CostTest, HugeValidTensorsSaturateInsteadOfWrapping) {
+  // Each tensor's bytes fit in int64 (2^62 and 2^61), but the operands' sum
+  // (2^63) and the FLOPs (2^92) do not: both stop at INT64_MAX.
+  auto module = parse(R"mlir(
+    func.func @f(%a: tensor<1073741824x2147483648xbf16>, %b: tensor<2147483648x1073741824xbf16>) -> tensor<1073741824x1073741824xbf16> {
+      %0 = fusec.matmul %a, %b : (tensor<1073741824x2147483648xbf16>, tensor<2147483648x1073741824xbf16>) -> tensor<1073741824x1073741824xbf16>
+      return %0 : tensor<1073741824x1073741824xbf16>
+    })mlir");
+  ASSERT_TRUE(module);
+  OpCost c = costOf<MatmulOp>(*module);
+  EXPECT_EQ(c.flops, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(c.bytesRead, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(c.bytesWritten, int64_t(1) << 61);
+  EXPECT_EQ(c.bytes(), std::numeric_limits<int64_t>::max());
+  EXPECT_GT(c.intensity(), 0.0);
+  OpCost sum = c;
+  sum += c;
+  EXPECT_EQ(sum.flops, std::numeric_limits<int64_t>::max());
 }
 
 TEST_F(CostTest, KernelCountsOnlyBoundaryBytes) {
