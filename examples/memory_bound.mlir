@@ -65,6 +65,14 @@ func.func @transpose_add(%x: tensor<64x48xf32>, %y: tensor<48x64xf32>) -> tensor
   return %0 : tensor<48x64xf32>
 }
 
+// A head merge [B, H, S, D] -> [B, S, H, D] -> [B, S, H D]: the kernel walks
+// the input's order (reads stream, rows of D are written 5 x 24 apart).
+func.func @head_merge(%x: tensor<2x5x7x24xbf16>) -> tensor<2x7x120xbf16> {
+  %t = fusec.transpose %x perm [0, 2, 1, 3] : tensor<2x5x7x24xbf16> -> tensor<2x7x5x24xbf16>
+  %r = fusec.reshape %t : tensor<2x7x5x24xbf16> -> tensor<2x7x120xbf16>
+  return %r : tensor<2x7x120xbf16>
+}
+
 // A head transpose [B, S, H, D] -> [B, H, S, D] times a scale: one kernel
 // reading through the transpose (odd sizes; D keeps 16-byte vectors).
 func.func @head_transpose_scale(%x: tensor<3x37x5x40xf16>) -> tensor<3x5x37x40xf16> {

@@ -25,8 +25,12 @@ namespace {
 
 /// Every op and type the strategies can build, and the outputs' shapes each
 /// kind of kernel can write.
-absl::Status checkKernel(KernelOp kernel, const KernelShape &s) {
+absl::Status checkKernel(KernelOp kernel, const KernelShape &s, const std::string &arch) {
   Block &body = kernel.getBody().front();
+  auto isFp8 = [](Value v) {
+    auto t = elemTypes(v.getType());
+    return t && t->fp8;
+  };
   for (Operation &op : body) {
     if (isa<YieldOp>(op))
       continue;
@@ -38,6 +42,8 @@ absl::Status checkKernel(KernelOp kernel, const KernelShape &s) {
         return unimplemented(&op, "a matmul fused with a reduction is not generated yet");
       if (!isa<FloatType>(getElementTypeOrSelf(mm.getLhs().getType())))
         return unimplemented(&op, "integer matmul is not generated yet");
+      if (isFp8(mm.getLhs()) || isFp8(mm.getRhs()) || isFp8(mm.getResult()))
+        return unimplemented(&op, "fp8 matmul is not generated yet");
     } else if (auto r = dyn_cast<ReduceOp>(op)) {
       Type t = getElementTypeOrSelf(r.getType());
       if (!isa<FloatType>(t) && (r.getKind() == ReduceKind::mean || t.isInteger(1)))
@@ -51,13 +57,18 @@ absl::Status checkKernel(KernelOp kernel, const KernelShape &s) {
                                 "intrinsic outside kernels; code generation builds "
                                 "elementwise, movement, reduction and matmul kernels)");
     }
-    for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
+    for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults())) {
       if (!elemTypes(v.getType()))
-        return unimplemented(&op, "fp8 element types are not generated yet");
+        return unimplemented(&op, "this element type is not generated");
+      // fp8 converts by cvt ...e4m3x2 / ...e5m2x2, PTX for sm_89 on.
+      if (isFp8(v) && arch == "sm_80")
+        return unimplemented(&op, "fp8 element types need sm_89 or later (cvt to and from "
+                                  "e4m3/e5m2); this kernel is built for sm_80");
+    }
   }
   for (Value v : body.getArguments())
     if (!elemTypes(v.getType()))
-      return unimplemented(kernel, "fp8 element types are not generated yet");
+      return unimplemented(kernel, "this element type is not generated");
   if (body.getTerminator()->getNumOperands() == 0)
     return unimplemented(kernel, "a kernel without outputs");
   // The shapes each kind writes: the domain, and the reduced shape.
@@ -106,7 +117,7 @@ absl::Status build(KernelOp kernel, const PtxOptions &options, ModuleOp module) 
     return absl::InvalidArgumentError("fusec codegen: arch '" + options.arch +
                                       "' is not sm_90a, sm_100a or sm_80");
   KernelShape shape = analyzeKernel(kernel);
-  if (auto st = checkKernel(kernel, shape); !st.ok())
+  if (auto st = checkKernel(kernel, shape, options.arch); !st.ok())
     return st;
   auto launch = launchFor(kernel, options);
   if (!launch.ok())

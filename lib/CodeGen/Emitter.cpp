@@ -29,6 +29,8 @@ std::optional<ElemTypes> elemTypes(Type type) {
     return ElemTypes{e, e, static_cast<int>(e.getIntOrFloatBitWidth() / 8), false};
   if (e.isSignlessInteger(1))
     return ElemTypes{IntegerType::get(ctx, 8), e, 1, false};
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(e))
+    return ElemTypes{IntegerType::get(ctx, 8), f32, 1, true, e};
   return std::nullopt;
 }
 
@@ -277,6 +279,20 @@ void KernelEmitter::beginFunction(ArrayRef<NamedAttribute> attrs, unsigned extra
 }
 
 Value KernelEmitter::toCompute(Value raw, const ElemTypes &t) {
+  if (t.fp8) {
+    // e5m2 is the top byte of an f16; e4m3 converts by cvt (an f16 pair
+    // from a byte pair, the low half ours).
+    Value wide = e.zext(e.i16, raw);
+    Value half;
+    if (isa<Float8E5M2Type>(t.fp8)) {
+      half = e.shl(wide, e.intc(e.i16, 8));
+    } else {
+      Value pair = ptxAsm(e, e.i32, "cvt.rn.f16x2.e4m3x2 $0, $1;", "=r,h", {wide},
+                          /*sideEffects=*/false);
+      half = e.trunc(e.i16, pair);
+    }
+    return e.fpext(e.f32, e.bitcast(e.f16, half));
+  }
   if (t.isNarrowFloat())
     return e.fpext(e.f32, raw);
   if (t.isBool())
@@ -285,6 +301,13 @@ Value KernelEmitter::toCompute(Value raw, const ElemTypes &t) {
 }
 
 Value KernelEmitter::toStorage(Value value, const ElemTypes &t) {
+  if (t.fp8) {
+    // Round to nearest even, saturating to the largest finite value (NaN
+    // stays NaN), as the interpreter does; both halves of the pair alike.
+    const char *text = isa<Float8E5M2Type>(t.fp8) ? "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $1;"
+                                                  : "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $1;";
+    return e.trunc(e.i8, ptxAsm(e, e.i16, text, "=h,f", {value}, /*sideEffects=*/false));
+  }
   if (t.isNarrowFloat())
     return e.fptrunc(t.storage, value);
   if (t.isBool())

@@ -47,16 +47,19 @@ namespace fusec::codegen {
 
 /// How a tensor element is stored in device memory and computed with.
 struct ElemTypes {
-  mlir::Type storage; ///< f32, bf16, f16, i32, i64, or i8 for i1
+  mlir::Type storage; ///< f32, bf16, f16, i32, i64, or i8 for i1 and fp8
   mlir::Type compute; ///< f32 for floats, else the integer type (i1 for bools)
   int bytes = 4;
   bool isFloat = false;
-  bool isNarrowFloat() const { return isFloat && bytes == 2; }
+  /// fp8: the element type (f8E4M3FN or f8E5M2), stored as i8 and converted
+  /// by cvt (sm_89 on); null otherwise.
+  mlir::Type fp8;
+  bool isNarrowFloat() const { return isFloat && bytes < 4; }
   bool isBool() const { return !isFloat && bytes == 1; }
 };
 
-/// The element types of a tensor or element type; nothing for fp8 and other
-/// types code generation does not handle.
+/// The element types of a tensor or element type; nothing for the types
+/// code generation does not handle.
 std::optional<ElemTypes> elemTypes(mlir::Type type);
 
 /// An error for a kernel fusec does not generate yet, naming the op and its

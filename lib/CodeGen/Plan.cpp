@@ -717,7 +717,14 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     Strategy strategy = matmul       ? Strategy::matmul_simt
                         : s.movement ? Strategy::movement
                                      : Strategy::elementwise;
-    return LaunchAttr::get(ctx, strategy, std::clamp<int64_t>(ceilDiv(chunks, 256), 1, sms * 32),
+    // At most 32 CTAs an SM, each looping over the grid's stride
+    // (FUSEC_ELEMENTWISE_CTAS_PER_SM, for measurement: another cap; 0 for
+    // a CTA per 256 chunks, no loop).
+    int64_t perSm = 32;
+    if (const char *v = std::getenv("FUSEC_ELEMENTWISE_CTAS_PER_SM"); v && *v)
+      perSm = std::max<int64_t>(0, std::atoll(v));
+    int64_t cap = perSm ? sms * perSm : ceilDiv(chunks, 256);
+    return LaunchAttr::get(ctx, strategy, std::clamp<int64_t>(ceilDiv(chunks, 256), 1, cap),
                            256, vector, 1, 0, {}, 0, 1, 1, 0, regs(vector));
   }
   }

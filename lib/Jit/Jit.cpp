@@ -640,7 +640,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
       return absl::UnimplementedError(absl::StrCat(
           where(&op), " has no 'fusec.ptx': fusec generates code for "
                       "elementwise, movement, reduction and (SIMT) matmul "
-                      "kernels, not yet for attention or fp8; "
+                      "kernels, not yet for attention or fp8 matmuls; "
                       "--fusec-codegen=\"remarks=true\" says why"));
     for (StringRef name : {"fusec.grid", "fusec.block"})
       if (auto d = dim3Attr(kernel, name); !d.ok())

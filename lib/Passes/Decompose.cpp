@@ -502,6 +502,59 @@ struct SinkReshapeIntoReduce : OpRewritePattern<ReduceOp> {
   }
 };
 
+/// A reduction over dims that are not one contiguous run (BatchNorm's
+/// statistics: [N, C, H, W] over [0, 2, 3]) is two reductions: first over
+/// the innermost run of its dims (H, W: a row reduction, or a column one
+/// when the run is in the middle), then over the rest, on the smaller
+/// result. Every code-generation strategy takes a contiguous run; over
+/// several runs an element's rows are strided and the kernel ran at 1% of
+/// HBM bandwidth. Sums, maxima and minima reassociate, and a mean of equal
+/// parts' means is the mean; narrow floats reduce in f32 between the two
+/// (the cast joins the first reduction's kernel), integers in their own
+/// type (their sums wrap alike in any order). Below a million elements the
+/// one kernel (row_stream, a warp per kept position) stays: it is one
+/// launch, and the input sits in L2.
+struct SplitReduceRuns : OpRewritePattern<ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceOp op, PatternRewriter &rewriter) const override {
+    auto in = cast<RankedTensorType>(op.getInput().getType());
+    if (!in.hasStaticShape() || in.getNumElements() < (int64_t{1} << 20))
+      return failure();
+    SmallVector<int64_t> dims(op.getDims());
+    llvm::sort(dims);
+    if (dims.size() < 2 || dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size()))
+      return failure();
+    // The innermost run of reduced dims.
+    size_t first = dims.size() - 1;
+    while (first > 0 && dims[first - 1] + 1 == dims[first])
+      --first;
+    SmallVector<int64_t> inner(dims.begin() + first, dims.end());
+    SmallVector<int64_t> outer(dims.begin(), dims.begin() + first);
+    Location loc = op.getLoc();
+    Type elem = in.getElementType();
+    auto fl = dyn_cast<FloatType>(elem);
+    bool narrow = fl && fl.getWidth() < 32;
+    Value x = op.getInput();
+    Type work = narrow ? Type(rewriter.getF32Type()) : elem;
+    if (narrow)
+      x = CastOp::create(rewriter, loc, in.clone(work), x);
+    SmallVector<int64_t> midShape;
+    for (int64_t i = 0; i < in.getRank(); ++i)
+      if (!llvm::is_contained(inner, i))
+        midShape.push_back(in.getDimSize(i));
+    auto mid = ReduceOp::create(rewriter, loc, RankedTensorType::get(midShape, work),
+                                op.getKindAttr(), x, rewriter.getDenseI64ArrayAttr(inner));
+    // The outer dims keep their positions: every removed dim is after them.
+    auto outType = cast<RankedTensorType>(op.getType());
+    Value out = ReduceOp::create(rewriter, loc, outType.clone(work), op.getKindAttr(),
+                                 mid.getResult(), rewriter.getDenseI64ArrayAttr(outer));
+    if (narrow)
+      out = CastOp::create(rewriter, loc, outType, out);
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
 /// A broadcast of a reshape whose dims stay one contiguous run in the
 /// result broadcasts the reshape's input, and the reshape moves to the
 /// result: broadcast(reshape(x [B*S] -> [B, S]), dims [0, 1]) -> [B, S, N]
@@ -550,7 +603,8 @@ public:
     patterns.add<DecomposeLayerNorm, DecomposeRMSNorm, DecomposeSoftmax,
                  DecomposeGelu, DecomposeSilu, AbsorbOperandTranspose,
                  HoistOperandScale, MergeRegroupedTranspose, CollapseMatmulRows,
-                 SinkReshape, SinkReshapeIntoReduce, SinkReshapeIntoBroadcast>(
+                 SinkReshape, SinkReshapeIntoReduce, SinkReshapeIntoBroadcast,
+                 SplitReduceRuns>(
         &getContext());
     // Only the composites are rewritten; no folding of the rest of the graph.
     GreedyRewriteConfig config;

@@ -535,13 +535,22 @@ LogicalResult Fuser::run() {
 }
 
 /// Peak live bytes running the groups (fused) or the ops (unfused) in a
-/// topological order that follows the original one.
+/// topological order that follows the original one. A reshape is a view
+/// (the runtime gives it its input's bytes): its result extends its input's
+/// life instead of holding bytes of its own.
 int64_t Fuser::peakOf(bool fused) const {
-  // Node per group (fused) or per op; a node runs at the position of its
-  // last op, which respects dependencies.
+  // Node per group (fused) or per op, placed at the position of its last op
+  // and then ordered topologically (a lone op between a group's ops may read
+  // one of its outputs; ties keep the positions).
   struct Node {
     int at;
     SmallVector<Value, 4> defs, uses;
+  };
+  llvm::DenseMap<Value, Value> view; // reshape result -> the value it views
+  auto root = [&](Value v) {
+    for (auto it = view.find(v); it != view.end(); it = view.find(v))
+      v = it->second;
+    return v;
   };
   std::vector<Node> nodes;
   for (auto [i, op] : llvm::enumerate(ops)) {
@@ -556,6 +565,10 @@ int64_t Fuser::peakOf(bool fused) const {
                        SmallVector<Value, 4>(groups[g].inputs.begin(), groups[g].inputs.end())});
       continue;
     }
+    if (auto r = dyn_cast<ReshapeOp>(op); r && (!fused || g < 0)) {
+      view[r.getResult()] = r.getInput();
+      continue;
+    }
     Node n{static_cast<int>(i), {}, {}};
     for (Value r : op->getResults())
       n.defs.push_back(r);
@@ -564,9 +577,53 @@ int64_t Fuser::peakOf(bool fused) const {
         n.uses.push_back(v);
     nodes.push_back(std::move(n));
   }
+  for (Node &n : nodes)
+    for (Value &u : n.uses)
+      u = root(u);
+  // Kahn's algorithm over the nodes, the earliest position first.
+  {
+    llvm::DenseMap<Value, int> producer;
+    for (auto [i, n] : llvm::enumerate(nodes))
+      for (Value d : n.defs)
+        producer[d] = static_cast<int>(i);
+    std::vector<SmallVector<int, 4>> succ(nodes.size());
+    std::vector<int> indegree(nodes.size(), 0);
+    for (auto [i, n] : llvm::enumerate(nodes)) {
+      llvm::SmallDenseSet<int, 8> preds;
+      for (Value u : n.uses)
+        if (auto it = producer.find(u); it != producer.end() && it->second != static_cast<int>(i))
+          preds.insert(it->second);
+      for (int p : preds) {
+        succ[p].push_back(static_cast<int>(i));
+        ++indegree[i];
+      }
+    }
+    std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, std::greater<>>
+        ready;
+    for (auto [i, n] : llvm::enumerate(nodes))
+      if (indegree[i] == 0)
+        ready.push({n.at, static_cast<int>(i)});
+    std::vector<Node> sorted;
+    sorted.reserve(nodes.size());
+    while (!ready.empty()) {
+      int i = ready.top().second;
+      ready.pop();
+      sorted.push_back(nodes[i]);
+      for (int s : succ[i])
+        if (--indegree[s] == 0)
+          ready.push({nodes[s].at, s});
+    }
+    if (sorted.size() == nodes.size()) // else a cycle: keep the positions
+      nodes = std::move(sorted);
+  }
   llvm::DenseMap<Value, std::pair<int, int>> live; // first, last node
+  int end = static_cast<int>(nodes.size());
+  // The arguments are the caller's: held for the whole call, fused or not
+  // (an argument read early is not freed early; without this, a kernel that
+  // reads every argument and writes every result, an optimizer step, looked
+  // like it raised the peak over the op-by-op graph).
   for (Value a : func.getArguments())
-    live[a] = {-1, -1};
+    live[a] = {-1, end};
   for (auto [i, n] : llvm::enumerate(nodes)) {
     for (Value d : n.defs)
       live.try_emplace(d, static_cast<int>(i), static_cast<int>(i));
@@ -576,10 +633,9 @@ int64_t Fuser::peakOf(bool fused) const {
         it->second.second = std::max(it->second.second, static_cast<int>(i));
     }
   }
-  int end = static_cast<int>(nodes.size());
   for (Value r : returnedValues)
-    if (live.count(r))
-      live[r].second = end;
+    if (auto it = live.find(root(r)); it != live.end())
+      it->second.second = end;
   std::vector<int64_t> delta(nodes.size() + 3, 0);
   for (auto &[v, span] : live) {
     delta[span.first + 1] += tensorBytes(v.getType());

@@ -132,6 +132,9 @@ struct Liveness {
     int n = static_cast<int>(nodes.size());
     for (Value r : returned)
       touch(r, n, false);
+    // The arguments are the caller's, held for the whole call.
+    for (Value a : args)
+      touch(a, n, false);
     // Sweep: +bytes where an interval starts, -bytes after it ends.
     std::vector<int64_t> delta(n + 3, 0);
     for (auto &kv : live) {

@@ -224,9 +224,10 @@ int main(int argc, char **argv) {
     });
     if (!missing.empty())
       return fail("--emit=ptx: no code generation yet for kernel(s) " + missing +
-                  " (fusec generates elementwise, movement, reduction and SIMT "
-                  "matmul kernels, and calls the attention intrinsic; fp8 comes "
-                  "later; --emit=kernels shows them)");
+                  " (fusec generates elementwise, movement, reduction and matmul "
+                  "kernels, and calls the attention intrinsic; fp8 matmuls are not "
+                  "generated yet; --emit=kernels shows the kernels and fusec-opt "
+                  "--fusec-codegen=\"remarks=true\" says why)");
     output->keep();
     return 0;
   }

@@ -143,9 +143,10 @@ def Fuse : Pass<"fusec-fuse", "::mlir::ModuleOp"> {
     heads as rows); each fold is kept only where the tensor-core strategy
     takes the resulting kernel.
 
-    Memory-aware: if the fused graph's peak live memory would exceed the
-    unfused graph's, only the longest prefix of the merges that keeps it
-    within is applied, and a remark says so. Every op that costs something
+    Memory-aware: a merge that would raise the fused graph's peak live
+    memory above the unfused graph's is left out (with a remark) and the
+    other merges still apply. Arguments count as live for the whole call
+    (the caller holds them); results from their definition on. Every op that costs something
     ends up in a kernel (a kernel of one op if nothing fuses with it).
   }];
   let options = [

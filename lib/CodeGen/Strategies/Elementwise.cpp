@@ -30,10 +30,66 @@ Value ElementwiseEmitter::argument(BlockArgument arg, Value index, int lane) {
   return load(arg, index);
 }
 
+/// The order to walk a movement kernel's domain in, outermost first, when
+/// it is not row-major: a kernel that reads one argument through a
+/// transpose that keeps the last dim (a head merge, [B, H, S, D] ->
+/// [B, S, H, D]) walks in the argument's order when, in the result's order,
+/// consecutive rows would be read further apart than, in the argument's,
+/// they would be written. Reads then stream, and writes land in rows of the
+/// last dim, which L2 gathers: a head merge read 256-byte rows 512 KiB apart
+/// and ran at half a head split's bandwidth. Empty for row-major.
+static SmallVector<int64_t> walkOrder(Block &body, ArrayRef<int64_t> domain, int64_t vector) {
+  int64_t rank = static_cast<int64_t>(domain.size());
+  if (rank < 3 || domain.back() % vector != 0)
+    return {};
+  TransposeOp only;
+  for (Operation &op : body) {
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      if (only || !isa<BlockArgument>(t.getInput()) ||
+          cast<RankedTensorType>(t.getType()).getShape() != domain)
+        return {};
+      only = t;
+    } else if (isa<SliceOp, ConcatOp, GatherOp, ReduceOp, MatmulOp>(op)) {
+      return {};
+    }
+  }
+  if (!only)
+    return {};
+  ArrayRef<int64_t> perm = only.getPermutation();
+  if (perm.back() != rank - 1)
+    return {};
+  auto in = cast<RankedTensorType>(only.getInput().getType()).getShape();
+  auto stride = [](ArrayRef<int64_t> shape, int64_t dim) {
+    int64_t s = 1;
+    for (int64_t i = dim + 1; i < static_cast<int64_t>(shape.size()); ++i)
+      s *= shape[i];
+    return s;
+  };
+  // Result order: the next row (result dim rank-2) is perm[rank-2] of the
+  // argument. Argument order: its next row, dim rank-2, is the result dim
+  // j with perm[j] == rank-2.
+  int64_t readJump = stride(in, perm[rank - 2]);
+  int64_t j = std::find(perm.begin(), perm.end(), rank - 2) - perm.begin();
+  int64_t writeJump = stride(domain, j);
+  if (readJump <= writeJump)
+    return {};
+  SmallVector<int64_t> order(perm.size());
+  for (int64_t d = 0; d < rank; ++d)
+    order[d] = std::find(perm.begin(), perm.end(), d) - perm.begin();
+  return order;
+}
+
 absl::Status ElementwiseEmitter::build() {
   int64_t elements = 1;
   for (int64_t d : domain)
     elements *= d;
+  // Walk the domain in another order (its chunks stay within the last dim).
+  SmallVector<int64_t> order =
+      launch.getStrategy() == Strategy::movement ? walkOrder(body, domain, vector)
+                                                 : SmallVector<int64_t>{};
+  SmallVector<int64_t> walkShape;
+  for (int64_t d : order)
+    walkShape.push_back(domain[d]);
   Operation *yield = body.getTerminator();
   // Outputs of another shape are written through their movement ops (a
   // matmul's result sliced and transposed head-major).
@@ -60,15 +116,24 @@ absl::Status ElementwiseEmitter::build() {
   Value vec = e.i64c(vector);
   Value base = e.mul(chunk, vec);
   Value total = e.i64c(elements);
+  // The walk's flat index, compared against the total; `base` the result's.
+  Value walked = base;
   Block *bodyBlock = e.newBlock();
   Block *full = e.newBlock();
   Block *tail = e.newBlock();
   Block *next = e.newBlock();
   Block *exit = e.newBlock();
-  e.condBr(e.icmp(LLVM::ICmpPredicate::ult, base, total), bodyBlock, exit);
+  e.condBr(e.icmp(LLVM::ICmpPredicate::ult, walked, total), bodyBlock, exit);
 
   e.setBlock(bodyBlock);
-  Value end = e.add(base, vec);
+  if (!order.empty()) {
+    auto c = coordinates(walked, walkShape);
+    SmallVector<Value> at(domain.size());
+    for (auto [k, d] : llvm::enumerate(order))
+      at[d] = c[k];
+    base = linearize(at, domain);
+  }
+  Value end = e.add(walked, vec);
   e.condBr(e.icmp(LLVM::ICmpPredicate::ule, end, total), full, tail);
 
   // Full chunk: vector loads, lane-by-lane compute, vector stores.

@@ -38,7 +38,19 @@
 // IR-SAME: fusec.strategy = #fusec<strategy elementwise>
 // REMARK: remark: generated 'k0_reduce' for sm_90a: column, grid 2 x block 256
 // REMARK: remark: generated 'k0_reduce' for sm_90a: row_stream, grid 1 x block 256
-// REMARK: remark: no PTX generated: {{.*}}fp8 element types are not generated yet
+// REMARK: remark: generated 'k0_cast' for sm_90a: elementwise
+// fp8 converts by cvt (sm_89 on): both ways, e4m3 and e5m2, saturating to
+// the largest finite value; it assembles; sm_80 refuses the kernel by name.
+// RUN: FileCheck %s --check-prefix=FP8 < %t/on/to_fp8.k0_cast.ptx
+// RUN: FileCheck %s --check-prefix=FP8IN < %t/on/from_fp8.k0_cast_add.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/on/to_fp8.k0_cast.ptx -o %t/fp8a.cubin %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/on/from_fp8.k0_cast_add.ptx -o %t/fp8b.cubin %}
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="arch=sm_80 remarks=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8SM80
+// FP8: cvt.rn.satfinite.e4m3x2.f32
+// FP8: st.global
+// FP8IN-DAG: cvt.rn.f16x2.e4m3x2
+// FP8IN-DAG: cvt.rn.satfinite.e5m2x2.f32
+// FP8SM80: no PTX generated: {{.*}}fp8 element types need sm_89 or later
 
 // F32: .target sm_90a
 // F32: .visible .entry k0_add_add(
@@ -101,10 +113,16 @@ func.func @split_sum(%x: tensor<4x8x16xf32>) -> tensor<8xf32> {
   return %0 : tensor<8xf32>
 }
 
-// fp8 is not generated yet.
+// fp8 stores and loads.
 func.func @to_fp8(%x: tensor<64xf32>) -> tensor<64xf8E4M3FN> {
   %0 = fusec.cast %x : tensor<64xf32> to tensor<64xf8E4M3FN>
   return %0 : tensor<64xf8E4M3FN>
+}
+
+func.func @from_fp8(%x: tensor<100xf8E4M3FN>, %y: tensor<100xf8E5M2>) -> tensor<100xf8E5M2> {
+  %0 = fusec.cast %x : tensor<100xf8E4M3FN> to tensor<100xf8E5M2>
+  %1 = fusec.add %0, %y : tensor<100xf8E5M2>
+  return %1 : tensor<100xf8E5M2>
 }
 
 // A row reduction, rows of 1024 bf16: a warp per row, the row held in

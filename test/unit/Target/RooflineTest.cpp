@@ -213,9 +213,10 @@ TEST_F(RooflineTest, FusionCutsBytesAndPeakMemory) {
   EXPECT_EQ(g.unfusedTotals.bytes, (3 + 2 + 2 + 3) * mib4);
   EXPECT_EQ(g.totals.flops, g.unfusedTotals.flops);
   EXPECT_EQ(g.totals.peakBytes, 3 * mib4); // a, b and the result
-  // Unfused, each op holds its operands and result, and a stays alive for
-  // the final mul: a, b, %0 at the add, then a + two 4 MiB values per step.
-  EXPECT_EQ(g.unfusedTotals.peakBytes, 3 * mib4);
+  // Unfused, the arguments are held for the whole call (the caller owns
+  // them) and each op holds its operand and result: x, y, %0 and %1 at the
+  // neg (and the same two values at each later step).
+  EXPECT_EQ(g.unfusedTotals.peakBytes, 4 * mib4);
   EXPECT_LT(g.totals.predictedSeconds, g.unfusedTotals.predictedSeconds / 3);
   EXPECT_EQ(g.kernels[0].ops, 4);
   EXPECT_EQ(g.kernels[0].cost.sfuOps, 1048576);

@@ -1,4 +1,4 @@
-func.func @to_fp8(%x: tensor<64xf32>) -> tensor<64xf8E4M3FN> {
-  %0 = fusec.cast %x : tensor<64xf32> to tensor<64xf8E4M3FN>
-  return %0 : tensor<64xf8E4M3FN>
+func.func @fp8_matmul(%a: tensor<64x32xf8E4M3FN>, %b: tensor<32x64xf8E4M3FN>) -> tensor<64x64xf32> {
+  %0 = fusec.matmul %a, %b : (tensor<64x32xf8E4M3FN>, tensor<32x64xf8E4M3FN>) -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
 }
