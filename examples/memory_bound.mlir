@@ -101,6 +101,18 @@ func.func @slice_concat(%a: tensor<10x20xf32>, %b: tensor<10x7xf32>) -> tensor<1
   return %r : tensor<10x17xf32>
 }
 
+// Lane runs: a chunk's 8 bf16 lanes stay in one row, so the operands read
+// through the concat along the last dim (parts of 16 and 8), the slice at
+// an aligned offset and the broadcast bias are vector loads; rows of 24.
+func.func @runs(%a: tensor<3x5x16xbf16>, %b: tensor<3x5x8xbf16>, %c: tensor<3x5x40xbf16>, %bias: tensor<24xbf16>) -> tensor<3x5x24xbf16> {
+  %cat = fusec.concat %a, %b dim 2 : (tensor<3x5x16xbf16>, tensor<3x5x8xbf16>) -> tensor<3x5x24xbf16>
+  %s = fusec.slice %c offsets [0, 0, 8] strides [1, 1, 1] : tensor<3x5x40xbf16> -> tensor<3x5x24xbf16>
+  %bb = fusec.broadcast %bias dims [2] : tensor<24xbf16> -> tensor<3x5x24xbf16>
+  %0 = fusec.mul %cat, %s : tensor<3x5x24xbf16>
+  %1 = fusec.add %0, %bb : tensor<3x5x24xbf16>
+  return %1 : tensor<3x5x24xbf16>
+}
+
 func.func @embed(%t: tensor<100x16xbf16>, %ids: tensor<4x9xi32>) -> tensor<4x9x16xbf16> {
   %e = fusec.gather %t[%ids] axis 0 : (tensor<100x16xbf16>, tensor<4x9xi32>) -> tensor<4x9x16xbf16>
   return %e : tensor<4x9x16xbf16>

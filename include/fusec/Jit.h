@@ -112,6 +112,11 @@ public:
   absl::Status run(absl::Span<const rt::DeviceBuffer *const> inputs,
                    absl::Span<rt::DeviceBuffer *const> outputs,
                    const rt::Stream &stream);
+  /// Device-to-device copies into the outputs at the end of each run: an
+  /// output the kernels cannot write in place (a returned argument or
+  /// constant, a value returned twice). A returned reshape of a kernel's
+  /// result is written in place.
+  int outputCopies() const;
   /// Runs served by a CUDA graph so far, and why replay was turned off (a
   /// capture that failed; empty while it is on).
   int64_t graphLaunches() const;

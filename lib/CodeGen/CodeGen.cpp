@@ -139,6 +139,10 @@ absl::Status build(KernelOp kernel, const PtxOptions &options, ModuleOp module) 
     if (auto st = expect(shape.kind == Kind::Elementwise); !st.ok())
       return st;
     return emitElementwise(in);
+  case Strategy::transpose_tiled:
+    if (auto st = expect(shape.kind == Kind::Elementwise); !st.ok())
+      return st;
+    return emitTransposeTiled(in);
   case Strategy::matmul_simt:
     if (auto st = expect(shape.kind == Kind::Matmul && launch->getVector() == 1); !st.ok())
       return st;

@@ -423,6 +423,56 @@ void KernelEmitter::closeScope() {
   scopes.pop_back();
 }
 
+void KernelEmitter::startRuns(int64_t width, ArrayRef<Value> laneIndices) {
+  endRuns();
+  runWidth = width;
+  for (auto [l, v] : llvm::enumerate(laneIndices))
+    runs[v] = {laneIndices.front(), static_cast<int>(l)};
+}
+
+void KernelEmitter::endRuns() {
+  runWidth = 0;
+  runs.clear();
+  runSources.clear();
+}
+
+std::optional<KernelEmitter::LaneRun> KernelEmitter::runOf(Value index) const {
+  if (!runWidth)
+    return std::nullopt;
+  auto it = runs.find(index);
+  if (it == runs.end())
+    return std::nullopt;
+  return it->second;
+}
+
+bool KernelEmitter::runsAcross(Type result, Type source) const {
+  auto lastOf = [](Type t) {
+    auto s = cast<RankedTensorType>(t).getShape();
+    return s.empty() ? int64_t{1} : s.back();
+  };
+  return runWidth > 1 && lastOf(result) % runWidth == 0 && lastOf(source) % runWidth == 0;
+}
+
+Value KernelEmitter::runSource(OpOperand &operand, Value index, bool through,
+                               function_ref<Value(Value)> map) {
+  auto run = through ? runOf(index) : std::nullopt;
+  if (!run)
+    return map(index);
+  auto key = std::make_pair(static_cast<const void *>(&operand), run->base);
+  Value s0;
+  if (auto it = runSources.find(key); it != runSources.end()) {
+    s0 = it->second;
+  } else {
+    if (run->lane != 0)
+      return map(index); // lane 0 took another path: no run
+    s0 = map(index);
+    runSources[key] = s0;
+  }
+  Value s = run->lane == 0 ? s0 : e.add(s0, e.i64c(run->lane));
+  runs[s] = {s0, run->lane};
+  return s;
+}
+
 // Default hooks.
 Value KernelEmitter::argument(BlockArgument arg, Value index, int) { return load(arg, index); }
 absl::StatusOr<Value> KernelEmitter::reduction(ReduceOp op, Value, int) {
@@ -478,26 +528,49 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
     return matmul(mm, index, lane);
   if (isa<ReshapeOp>(op)) // row-major: the same flat index
     return eval(op->getOperand(0), index, lane);
-  if (auto t = dyn_cast<TransposeOp>(op))
-    return eval(t.getInput(), transposeIndex(e, t, index), lane);
-  if (auto sl = dyn_cast<SliceOp>(op))
-    return eval(sl.getInput(), sliceIndex(e, sl, index), lane);
+  if (auto t = dyn_cast<TransposeOp>(op)) {
+    ArrayRef<int64_t> perm = t.getPermutation();
+    bool keepsLast = !perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1;
+    Value src = runSource(op->getOpOperand(0), index,
+                          keepsLast && runsAcross(v.getType(), t.getInput().getType()),
+                          [&](Value i) { return transposeIndex(e, t, i); });
+    return eval(t.getInput(), src, lane);
+  }
+  if (auto sl = dyn_cast<SliceOp>(op)) {
+    bool aligned = !sl.getStrides().empty() && sl.getStrides().back() == 1 && runWidth > 1 &&
+                   sl.getOffsets().back() % runWidth == 0;
+    Value src = runSource(op->getOpOperand(0), index,
+                          aligned && runsAcross(v.getType(), sl.getInput().getType()),
+                          [&](Value i) { return sliceIndex(e, sl, i); });
+    return eval(sl.getInput(), src, lane);
+  }
   if (auto cc = dyn_cast<ConcatOp>(op)) {
     // Every input is read at its clamped coordinate; a select keeps the one
-    // the coordinate falls in.
+    // the coordinate falls in. In a run along the concatenated last dim
+    // (every part a multiple of the run), the chunk lies in one part: lane
+    // 0's coordinate is clamped to a whole run inside each part, and the
+    // other lanes follow it.
     int64_t d = cc.getDim();
+    int64_t rank = static_cast<int64_t>(shape.size());
+    bool throughRuns = runWidth > 1 && llvm::all_of(cc.getInputs(), [&](Value in) {
+      return runsAcross(v.getType(), in.getType());
+    });
     auto c = coordinates(index, shape);
     int64_t start = 0;
     Value chosen;
-    for (Value input : cc.getInputs()) {
+    for (auto [k, input] : llvm::enumerate(cc.getInputs())) {
       auto src = cast<RankedTensorType>(input.getType()).getShape();
       if (src[d] == 0)
         continue;
-      SmallVector<Value> ic = c;
       Value local = e.sub(c[d], e.i64c(start));
       Value below = e.icmp(LLVM::ICmpPredicate::slt, local, e.i64c(0));
-      ic[d] = e.umin(e.select(below, e.i64c(0), local), e.i64c(src[d] - 1));
-      auto x = eval(input, linearize(ic, src), lane);
+      int64_t top = throughRuns && d == rank - 1 ? src[d] - runWidth : src[d] - 1;
+      Value srcIndex = runSource(cc->getOpOperand(k), index, throughRuns, [&](Value) {
+        SmallVector<Value> ic = c;
+        ic[d] = e.umin(e.select(below, e.i64c(0), local), e.i64c(top));
+        return linearize(ic, src);
+      });
+      auto x = eval(input, srcIndex, lane);
       if (!x.ok())
         return x;
       chosen = !chosen ? *x
@@ -513,24 +586,46 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
     auto table = cast<RankedTensorType>(ga.getTable().getType()).getShape();
     auto ids = cast<RankedTensorType>(ga.getIndices().getType()).getShape();
     int64_t axis = ga.getAxis();
-    auto c = coordinates(index, shape);
-    SmallVector<Value> idc(c.begin() + axis, c.begin() + axis + ids.size());
-    auto id = eval(ga.getIndices(), linearize(idc, ids), lane);
-    if (!id.ok())
-      return id;
-    Value id64 = elemTypes(ga.getIndices().getType())->bytes == 8 ? *id : e.sext(e.i64, *id);
-    Value neg = e.icmp(LLVM::ICmpPredicate::slt, id64, e.i64c(0));
-    id64 = e.select(neg, e.add(id64, e.i64c(table[axis])), id64);
-    id64 = e.smin(e.smax(id64, e.i64c(0)), e.i64c(table[axis] - 1));
-    SmallVector<Value> tc(c.begin(), c.begin() + axis);
-    tc.push_back(id64);
-    tc.append(c.begin() + axis + ids.size(), c.end());
-    return eval(ga.getTable(), linearize(tc, table), lane);
+    // The table's last dim the result's (an embedding's row): a run's lanes
+    // share one index and read consecutive elements of one table row, so
+    // only lane 0 reads the index.
+    bool rowOfTable = axis + 1 < static_cast<int64_t>(table.size()) &&
+                      runsAcross(v.getType(), ga.getTable().getType());
+    absl::Status status = absl::OkStatus();
+    Value src = runSource(ga.getTableMutable(), index, rowOfTable, [&](Value i) -> Value {
+      auto c = coordinates(i, shape);
+      SmallVector<Value> idc(c.begin() + axis, c.begin() + axis + ids.size());
+      auto id = eval(ga.getIndices(), linearize(idc, ids), lane);
+      if (!id.ok()) {
+        status = id.status();
+        return i;
+      }
+      Value id64 = elemTypes(ga.getIndices().getType())->bytes == 8 ? *id : e.sext(e.i64, *id);
+      Value neg = e.icmp(LLVM::ICmpPredicate::slt, id64, e.i64c(0));
+      id64 = e.select(neg, e.add(id64, e.i64c(table[axis])), id64);
+      id64 = e.smin(e.smax(id64, e.i64c(0)), e.i64c(table[axis] - 1));
+      SmallVector<Value> tc(c.begin(), c.begin() + axis);
+      tc.push_back(id64);
+      tc.append(c.begin() + axis + ids.size(), c.end());
+      return linearize(tc, table);
+    });
+    if (!status.ok())
+      return status;
+    return eval(ga.getTable(), src, lane);
   }
   if (auto b = dyn_cast<BroadcastOp>(op)) {
     if (auto src = broadcastSource(b, index))
       return eval(b.getInput(), *src, lane);
-    return eval(b.getInput(), broadcastIndex(e, b, index), lane);
+    // The source's last dim the result's, of the same extent: runs pass.
+    auto in = cast<RankedTensorType>(b.getInput().getType());
+    ArrayRef<int64_t> dims = b.getDims();
+    bool keepsLast = in.getRank() > 0 && !dims.empty() &&
+                     dims.back() == static_cast<int64_t>(shape.size()) - 1 &&
+                     in.getShape().back() == shape.back();
+    Value src = runSource(op->getOpOperand(0), index,
+                          keepsLast && runsAcross(v.getType(), b.getInput().getType()),
+                          [&](Value i) { return broadcastIndex(e, b, i); });
+    return eval(b.getInput(), src, lane);
   }
   SmallVector<Value> in;
   for (Value operand : op->getOperands()) {

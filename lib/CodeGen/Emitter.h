@@ -310,6 +310,36 @@ protected:
   bool isFull(mlir::Value v) const;
   int64_t widestBytes(bool fullOnly) const;
 
+  // Lane runs (a vector path's chunk): an index value that is lane `lane`
+  // of `runWidth` consecutive elements from `base`, where base is a multiple
+  // of runWidth and the run lies within one row of its tensor (the tensor's
+  // last extent a multiple of runWidth). Movement ops that keep lanes along
+  // the last dim (a broadcast or transpose that keeps it, a slice at an
+  // aligned offset, a concat) pass a run on: lane l's source is lane 0's
+  // plus l, so an operand read through them is one vector load, not a load
+  // a lane. The strategy starts the runs of a chunk (startRuns) and ends
+  // them (endRuns); lanes are evaluated in order, lane 0 first.
+  struct LaneRun {
+    mlir::Value base;
+    int lane = 0;
+  };
+  void startRuns(int64_t width, llvm::ArrayRef<mlir::Value> laneIndices);
+  void endRuns();
+  /// The run `index` is a lane of, if any.
+  std::optional<LaneRun> runOf(mlir::Value index) const;
+  /// The index of the source through `operand`'s movement op for `index`:
+  /// `map(index)` for lane 0 of a run (remembered), lane 0's plus the lane
+  /// for the others, and `map(index)` outside runs or where `through` is
+  /// false. The result is a lane of the source's run.
+  mlir::Value runSource(mlir::OpOperand &operand, mlir::Value index, bool through,
+                        llvm::function_ref<mlir::Value(mlir::Value)> map);
+  /// Whether a run can pass from a value of `result` shape to one of
+  /// `source` shape (both last extents multiples of the run width).
+  bool runsAcross(mlir::Type result, mlir::Type source) const;
+  int64_t runWidth = 0;
+  llvm::DenseMap<mlir::Value, LaneRun> runs;
+  llvm::DenseMap<std::pair<const void *, mlir::Value>, mlir::Value> runSources;
+
   // Memo scopes: values computed inside a loop body do not dominate what
   // follows the loop.
   void remember(mlir::Value v, mlir::Value index, mlir::Value result);

@@ -19,6 +19,7 @@
 
 #include "Emitter.h"
 #include "Matmul.h"
+#include "Strategies/Strategies.h"
 #include "fusec/CodeGen/LaunchPlan.h"
 #include "fusec/CodeGen/RowPlan.h"
 #include "fusec/Target/Target.h"
@@ -598,6 +599,12 @@ bool matmulOnTensorCores(KernelOp kernel, std::string *why) {
   return codegen::analyzeMatmul(kernel, analyzeKernel(kernel), why).has_value();
 }
 
+bool transposeTiled(KernelOp kernel) {
+  KernelShape s = analyzeKernel(kernel);
+  return s.kind == KernelShape::Kind::Elementwise && s.movement &&
+         codegen::tiledTransposeOf(kernel, s.domain).has_value();
+}
+
 bool strategyRunsOn(Strategy strategy, const std::string &arch) {
   if (strategy == Strategy::matmul_wgmma)
     return arch == "sm_90a";
@@ -666,13 +673,18 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
       vector /= 2;
     int64_t tiles = ceilDiv(ceilDiv(s.rows, vector), 32);
     // Few column tiles over many rows (a bias gradient: 16k rows, 4k
-    // columns, 32 tiles for 132 SMs): the rows split into parts, each a
-    // CTA, until about two CTAs an SM read; each part at least 512 rows.
+    // columns, 16 tiles for 132 SMs): the rows split into parts, each a
+    // CTA, until about four CTAs an SM read (each thread has four rows'
+    // loads in flight); each part at least 512 rows.
     // Only where every output has the column shape and no reduction reads
     // another's result (the parts combine at the end).
+    // (FUSEC_COLUMN_CTAS_PER_SM, for measurement: another aim than four.)
+    int64_t perSm = 4;
+    if (const char *v = std::getenv("FUSEC_COLUMN_CTAS_PER_SM"); v && *v)
+      perSm = std::clamp<int64_t>(std::atoll(v), 1, 64);
     int64_t split = 1;
     if (tiles < sms && columnsSplittable(kernel, s))
-      split = std::clamp<int64_t>(std::min(ceilDiv(2 * sms, tiles), s.rowLength / 512), 1, 64);
+      split = std::clamp<int64_t>(std::min(ceilDiv(perSm * sms, tiles), s.rowLength / 512), 1, 64);
     while (split > 1 && ceilDiv(s.rowLength, split) * (split - 1) >= s.rowLength)
       --split;
     return LaunchAttr::get(ctx, Strategy::column, std::clamp<int64_t>(tiles * split, 1, sms * 8),
@@ -712,20 +724,49 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     // A thread per output element of a matmul: its K loop is the work, so
     // vector lanes would only multiply the code.
     bool matmul = s.kind == KernelShape::Kind::Matmul;
-    int64_t vector = matmul ? 1 : std::max<int64_t>(1, 16 / widest(false));
+    // The widest full-shape operand or output sets the vector; operands of
+    // other shapes are read by element or as lane runs of it (an
+    // embedding's i32 ids do not halve its bf16 rows' loads).
+    int64_t wide = 1;
+    for (Value v : body.getArguments())
+      if (isFull(v))
+        wide = std::max(wide, elementBytes(getElementTypeOrSelf(v.getType())));
+    for (Value v : body.getTerminator()->getOperands())
+      wide = std::max(wide, elementBytes(getElementTypeOrSelf(v.getType())));
+    int64_t vector = matmul ? 1 : std::max<int64_t>(1, 16 / wide);
     int64_t chunks = ceilDiv(elements, vector);
     Strategy strategy = matmul       ? Strategy::matmul_simt
                         : s.movement ? Strategy::movement
                                      : Strategy::elementwise;
+    // A transpose that moves the last dim: 64 x 64 tiles through shared
+    // memory, 8 CTAs of 256 threads an SM, a grid-stride loop over the
+    // tiles (Transpose.cpp).
+    if (s.movement && !matmul)
+      if (auto t = codegen::tiledTransposeOf(kernel, s.domain)) {
+        int64_t rank = static_cast<int64_t>(s.domain.size());
+        int64_t tiles = ceilDiv(s.domain[t->inner], 64) * ceilDiv(s.domain[rank - 1], 64);
+        for (int64_t d = 0; d < rank; ++d)
+          if (d != t->inner && d != rank - 1)
+            tiles *= s.domain[d];
+        auto slot = codegen::elemTypes(t->source.getType());
+        int64_t slotBytes = slot && slot->compute.getIntOrFloatBitWidth() == 64 ? 8 : 4;
+        return LaunchAttr::get(ctx, Strategy::transpose_tiled,
+                               std::clamp<int64_t>(tiles, 1, sms * 8), 256, 1, 1, 0, {}, 0, 1,
+                               1, 64 * 65 * slotBytes, regs(16));
+      }
     // At most 32 CTAs an SM, each looping over the grid's stride
     // (FUSEC_ELEMENTWISE_CTAS_PER_SM, for measurement: another cap; 0 for
     // a CTA per 256 chunks, no loop).
     int64_t perSm = 32;
     if (const char *v = std::getenv("FUSEC_ELEMENTWISE_CTAS_PER_SM"); v && *v)
       perSm = std::max<int64_t>(0, std::atoll(v));
-    int64_t cap = perSm ? sms * perSm : ceilDiv(chunks, 256);
-    return LaunchAttr::get(ctx, strategy, std::clamp<int64_t>(ceilDiv(chunks, 256), 1, cap),
-                           256, vector, 1, 0, {}, 0, 1, 1, 0, regs(vector));
+    // Two chunks a thread a trip (their loads in flight together), one for
+    // a matmul (its K loop is the work).
+    int64_t unroll = matmul ? 1 : 2;
+    int64_t cap = perSm ? sms * perSm : ceilDiv(chunks, 256 * unroll);
+    return LaunchAttr::get(ctx, strategy,
+                           std::clamp<int64_t>(ceilDiv(chunks, 256 * unroll), 1, cap), 256,
+                           vector, unroll, 0, {}, 0, 1, 1, 0, regs(vector * unroll));
   }
   }
   llvm_unreachable("unknown kernel kind");

@@ -369,6 +369,8 @@ absl::Status Executable::run(absl::Span<const rt::DeviceBuffer *const> in,
   return x.graphs.front().graph.launch(stream);
 }
 
+int Executable::outputCopies() const { return static_cast<int>(impl->copies.size()); }
+
 int64_t Executable::graphLaunches() const {
   std::lock_guard<std::mutex> lock(impl->runMutex);
   return impl->graphLaunches;
@@ -672,11 +674,20 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
   }
 
   // Which kernel results are returned: those write straight into the
-  // caller's output buffer (the first time each is returned).
+  // caller's output buffer (the first time each is returned), also when the
+  // function returns a reshape of them (a view of the same bytes: a head
+  // merge's [B, S, H, D] written as [B, S, H*D] was copied after its kernel).
+  auto viewRoot = [](Value v) {
+    while (auto r = v.getDefiningOp<ReshapeOp>())
+      v = r.getInput();
+    return v;
+  };
   llvm::DenseMap<Value, int> directOutput;
-  for (auto [i, v] : llvm::enumerate(terminator->getOperands()))
-    if (isa_and_nonnull<KernelOp, AttentionOp>(v.getDefiningOp()) && !directOutput.count(v))
-      directOutput[v] = numIn + static_cast<int>(i);
+  for (auto [i, v] : llvm::enumerate(terminator->getOperands())) {
+    Value root = viewRoot(v);
+    if (isa_and_nonnull<KernelOp, AttentionOp>(root.getDefiningOp()) && !directOutput.count(root))
+      directOutput[root] = numIn + static_cast<int>(i);
+  }
 
   // Pass 2: buffers, modules, launch steps.
   llvm::DenseMap<Value, int> slotOf;
@@ -832,7 +843,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
   }
   for (auto [i, v] : llvm::enumerate(terminator->getOperands())) {
     int out = numIn + static_cast<int>(i);
-    auto it = directOutput.find(v);
+    auto it = directOutput.find(viewRoot(v));
     if (it != directOutput.end() && it->second == out)
       continue;
     exec->copies.push_back({static_cast<int>(i), slotOf.lookup(v),

@@ -22,7 +22,8 @@
 //
 // - Into an elementwise consumer. A concat, slice or last-dim-keeping
 //   transpose kernel (elementwise ops beside it allowed; no gather,
-//   reduction or matmul) whose
+//   reduction or matmul), or a lone transpose of the last dim where the
+//   consumer then runs as transpose_tiled, whose
 //   result one elementwise kernel reads, and does not broadcast, is cloned
 //   into that kernel, which reads the movement's inputs at the element's
 //   mapped index: rotary embedding's rotate_half, concat(-x2, x1), is no
@@ -268,17 +269,26 @@ bool hasReductionOrMatmul(KernelOp k) {
 /// A kernel of one result that moves data by concat, slice or a transpose
 /// that keeps the last dim (a head transpose [B, S, H, D] -> [B, H, S, D]:
 /// read through its map, each element's row of D stays contiguous), with at
-/// most elementwise ops beside (rotate_half's neg): no reduction, matmul,
-/// gather or transpose of the last dim (those want shared-memory tiles).
-bool concatOrSliceKernel(KernelOp k) {
+/// most elementwise ops beside (rotate_half's neg): no reduction, matmul or
+/// gather. A transpose of the last dim counts only as the kernel's one op
+/// (`tiledOnly` says so): the consumer it folds into must then be one that
+/// transpose_tiled takes, through shared-memory tiles.
+bool concatOrSliceKernel(KernelOp k, bool &tiledOnly) {
+  tiledOnly = false;
   if (k.getNumResults() != 1)
     return false;
   bool moves = false;
-  for (Operation &op : k.getBody().front().without_terminator()) {
+  Block &b = k.getBody().front();
+  for (Operation &op : b.without_terminator()) {
     if (auto t = dyn_cast<TransposeOp>(op)) {
       ArrayRef<int64_t> perm = t.getPermutation();
-      if (perm.empty() || perm.back() != static_cast<int64_t>(perm.size()) - 1)
+      if (perm.empty())
         return false;
+      if (perm.back() != static_cast<int64_t>(perm.size()) - 1) {
+        if (b.getOperations().size() != 2 || !isa<BlockArgument>(t.getInput()))
+          return false;
+        tiledOnly = true;
+      }
       moves = true;
       continue;
     }
@@ -292,7 +302,8 @@ bool concatOrSliceKernel(KernelOp k) {
 /// Folds concat or slice kernel `m` into the load of the one kernel that
 /// reads its result, when that kernel is elementwise; true if it did.
 bool foldIntoConsumer(KernelOp m) {
-  if (!concatOrSliceKernel(m) || !m.getResult(0).hasOneUse())
+  bool tiledOnly = false;
+  if (!concatOrSliceKernel(m, tiledOnly) || !m.getResult(0).hasOneUse())
     return false;
   auto k = dyn_cast<KernelOp>(*m.getResult(0).getUsers().begin());
   if (!k || hasReductionOrMatmul(k))
@@ -337,6 +348,12 @@ bool foldIntoConsumer(KernelOp m) {
       },
       [](OpBuilder &, IRMapping &) { return SmallVector<Value>(); }, keep, {},
       /*matmulEpilogue=*/false);
+  // A transpose of the last dim stays a kernel of its own unless the
+  // consumer's tiles take it (read element by element, it would stride).
+  if (tiledOnly && !transposeTiled(folded)) {
+    folded.erase();
+    return false;
+  }
   LLVM_DEBUG(llvm::dbgs() << "fold-movement: " << m.getNameAttr() << " into the load of "
                           << k.getNameAttr() << "\n");
   for (auto [from, to] : llvm::zip(k.getResults(), folded.getResults()))

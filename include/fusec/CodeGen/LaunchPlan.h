@@ -62,6 +62,11 @@ KernelShape analyzeKernel(KernelOp kernel);
 /// movement ops); the reason in `why` if not.
 bool matmulOnTensorCores(KernelOp kernel, std::string *why = nullptr);
 
+/// Whether the kernel reads an argument through a transpose that moves its
+/// last dim in the form transpose_tiled takes (shared-memory tiles; any
+/// architecture).
+bool transposeTiled(KernelOp kernel);
+
 /// Whether code generation for `arch` builds `strategy` (the tensor-core
 /// strategies are architecture-specific).
 bool strategyRunsOn(Strategy strategy, const std::string &arch);

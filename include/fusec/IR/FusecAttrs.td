@@ -30,7 +30,8 @@ def Fusec_Strategy : I32EnumAttr<"Strategy",
       I32EnumAttrCase<"column", 5>,
       I32EnumAttrCase<"matmul_simt", 6>,
       I32EnumAttrCase<"matmul_wgmma", 7>,
-      I32EnumAttrCase<"matmul_tcgen05", 8>]> {
+      I32EnumAttrCase<"matmul_tcgen05", 8>,
+      I32EnumAttrCase<"transpose_tiled", 9>]> {
   let cppNamespace = "::fusec";
   let genSpecializedAttr = 0;
 }

@@ -76,6 +76,8 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
   Operation *yield = body.getTerminator();
   int64_t columns = shape.rows; // the kept extent
   int64_t reducedRows = shape.rowLength;
+  // Rows a thread loads before it combines them (all in flight at once).
+  const int64_t kUnroll = 4;
   int64_t inner = shape.columnInner;
   const int64_t slices = 8, groupsPerTile = 32;
   int64_t numReductions = static_cast<int64_t>(shape.reductions.size());
@@ -167,26 +169,58 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
       SmallVector<Value> inits;
       for (int64_t l = 0; l < vector; ++l)
         inits.push_back(reductionIdentity(e, kind, acct));
-      SmallVector<Value> acc = e.loop(
-          e.add(rowBegin, y), rowEnd, step, inits, [&](Value rowIv, ValueRange accs) -> SmallVector<Value> {
-            openScope();
-            Value base = e.add(e.mul(rowIv, colCount), colStart);
-            if (vector > 1) {
-              vectorPath = true;
-              vectorLoads(base);
-            }
-            auto vals = laneValues(r.getInput(), base);
-            vectorPath = false;
-            SmallVector<Value> next(accs.begin(), accs.end());
-            if (vals.ok()) {
-              for (int64_t l = 0; l < vector; ++l)
-                next[l] = reductionCombine(e, kind, accs[l],
-                                           wide ? e.fpext(e.f64, (*vals)[l]) : (*vals)[l]);
-            } else {
-              status = vals.status();
-            }
-            closeScope();
+      // `count` rows of this thread (8 apart) from `rowIv`: every row's loads
+      // first, so that they are all in flight, then the combines in row order.
+      auto rowsStep = [&](Value rowIv, ValueRange accs, int64_t count) -> SmallVector<Value> {
+        openScope();
+        SmallVector<Value> bases;
+        SmallVector<llvm::DenseMap<unsigned, SmallVector<Value>>> loaded;
+        for (int64_t u = 0; u < count; ++u) {
+          bases.push_back(e.add(e.mul(e.add(rowIv, e.i64c(u * slices)), colCount), colStart));
+          if (vector > 1) {
+            vectorLoads(bases.back());
+            loaded.push_back(lanes);
+          }
+        }
+        SmallVector<Value> next(accs.begin(), accs.end());
+        for (int64_t u = 0; u < count && status.ok(); ++u) {
+          if (vector > 1) {
+            vectorPath = true;
+            lanes = loaded[u];
+          }
+          clearMemo();
+          auto vals = laneValues(r.getInput(), bases[u]);
+          vectorPath = false;
+          if (!vals.ok()) {
+            status = vals.status();
+            break;
+          }
+          for (int64_t l = 0; l < vector; ++l)
+            next[l] = reductionCombine(e, kind, next[l],
+                                       wide ? e.fpext(e.f64, (*vals)[l]) : (*vals)[l]);
+        }
+        closeScope();
+        return next;
+      };
+      // kUnroll rows a trip while they last (the loop carries the next row
+      // after its accumulators), then one at a time.
+      Value first = e.add(rowBegin, y);
+      Value span = e.i64c(slices * (kUnroll - 1));
+      Value mainEnd = e.select(e.icmp(LLVM::ICmpPredicate::ugt, rowEnd, span),
+                               e.sub(rowEnd, span), e.i64c(0));
+      SmallVector<Value> mainInits(inits);
+      mainInits.push_back(first);
+      SmallVector<Value> carried = e.loop(
+          first, mainEnd, e.i64c(slices * kUnroll), mainInits,
+          [&](Value rowIv, ValueRange state) -> SmallVector<Value> {
+            SmallVector<Value> next = rowsStep(rowIv, state.drop_back(), kUnroll);
+            next.push_back(e.add(rowIv, e.i64c(slices * kUnroll)));
             return next;
+          });
+      SmallVector<Value> acc = e.loop(
+          carried.back(), rowEnd, step, ValueRange(carried).drop_back(),
+          [&](Value rowIv, ValueRange accs) -> SmallVector<Value> {
+            return rowsStep(rowIv, accs, 1);
           });
       if (!status.ok())
         return {parity};

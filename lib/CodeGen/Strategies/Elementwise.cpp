@@ -1,11 +1,13 @@
 //===- Elementwise.cpp - elementwise and movement kernels -------*- C++ -*-===//
 //
-// One llvm.func: a grid-stride loop over chunks of `vector` elements (16
-// bytes of the widest boundary type). A full chunk loads each full-shape
-// operand with one 16-byte load (cache-hinted per fusec.cache_hints),
-// computes every output lane by lane in f32 (or the integer type) and stores
-// vectors; the last, partial chunk does the same element by element, each
-// guarded. Operands of other shapes (broadcast sources) and operands read
+// One llvm.func: a grid-stride loop over tiles of `chunks` x blockDim
+// chunks of `vector` elements (16 bytes of the widest boundary type); thread
+// t takes chunks t, t + blockDim, ... of a tile. A full chunk loads each
+// full-shape operand with one 16-byte load (cache-hinted per
+// fusec.cache_hints), computes every output lane by lane in f32 (or the
+// integer type) and stores vectors; in a tile inside the domain every
+// chunk's loads come first, so they are all in flight. The last, partial
+// chunk goes element by element, each guarded. Operands of other shapes (broadcast sources) and operands read
 // through a movement op's index map are read element by element at their
 // remapped index. lit: test/lit/CodeGen/elementwise.mlir.
 //
@@ -27,6 +29,16 @@ Value ElementwiseEmitter::argument(BlockArgument arg, Value index, int lane) {
   if (vectorPath && isFull(arg) && lane < static_cast<int>(laneIndex.size()) &&
       laneIndex[lane] == index)
     return lanes[arg.getArgNumber()][lane];
+  // A lane of a run (read through movement ops that keep the lanes in a
+  // row): the run's vector load, made at lane 0.
+  if (auto run = runOf(index)) {
+    auto key = std::make_pair(arg, run->base);
+    auto it = runLoads.find(key);
+    if (it == runLoads.end() && run->lane == 0)
+      it = runLoads.try_emplace(key, unpack(loadRaw(arg, run->base, runWidth), false)).first;
+    if (it != runLoads.end())
+      return it->second[run->lane];
+  }
   return load(arg, index);
 }
 
@@ -102,94 +114,146 @@ absl::Status ElementwiseEmitter::build() {
           "transpose of a value of it");
   }
   beginFunction();
-
-  // Entry: the chunk this thread starts at, and the grid stride.
-  Value tid = e.tidX(), ctaid = e.ctaidX(), ntid = e.ntidX(), nctaid = e.nctaidX();
-  Value start = e.add(e.mul(e.zext64(ctaid), e.zext64(ntid)), e.zext64(tid));
-  Value stride = e.mul(e.zext64(nctaid), e.zext64(ntid));
-  Block *head = e.newBlock({e.i64});
-  e.br(head, start);
-
-  // ^head(chunk): base = chunk * vector < elements?
-  e.setBlock(head);
-  Value chunk = head->getArgument(0);
-  Value vec = e.i64c(vector);
-  Value base = e.mul(chunk, vec);
   Value total = e.i64c(elements);
-  // The walk's flat index, compared against the total; `base` the result's.
-  Value walked = base;
+  Value vec = e.i64c(vector);
+
+  // The full chunks `chunks` (each all inside the domain): every full-shape
+  // operand's vector load of every chunk first (all in flight at once),
+  // then each chunk's lanes computed and stored.
+  auto fullChunks = [&](ArrayRef<Value> chunks) -> absl::Status {
+    SmallVector<Value> bases;
+    for (Value chunk : chunks) {
+      Value walked = e.mul(chunk, vec);
+      Value base = walked;
+      if (!order.empty()) {
+        // The walk's flat index to the result's (chunks stay within the
+        // last dim).
+        auto c = coordinates(walked, walkShape);
+        SmallVector<Value> at(domain.size());
+        for (auto [k, d] : llvm::enumerate(order))
+          at[d] = c[k];
+        base = linearize(at, domain);
+      }
+      bases.push_back(base);
+    }
+    SmallVector<llvm::DenseMap<unsigned, SmallVector<Value>>> loaded(chunks.size());
+    for (auto [u, base] : llvm::enumerate(bases))
+      for (BlockArgument arg : body.getArguments())
+        if (isFull(arg))
+          loaded[u][arg.getArgNumber()] = unpack(loadRaw(arg, base, vector), false);
+    for (auto [u, base] : llvm::enumerate(bases)) {
+      vectorPath = true;
+      lanes = std::move(loaded[u]);
+      laneIndex.clear();
+      for (int64_t lane = 0; lane < vector; ++lane)
+        laneIndex.push_back(e.add(base, e.i64c(lane)));
+      // A chunk within a row: its lanes are a run (operands read through
+      // broadcasts, slices, concats and transposes that keep the last dim
+      // load vectors too).
+      if (vector > 1 && !domain.empty() && domain.back() % vector == 0)
+        startRuns(vector, laneIndex);
+      runLoads.clear();
+      std::vector<SmallVector<Value>> outLanes(yield->getNumOperands());
+      for (int64_t lane = 0; lane < vector; ++lane) {
+        clearMemo();
+        for (auto [i, r] : llvm::enumerate(yield->getOperands())) {
+          auto v = eval(maps[i] ? maps[i]->source : r, laneIndex[lane], static_cast<int>(lane));
+          if (!v.ok())
+            return v.status();
+          outLanes[i].push_back(*v);
+        }
+      }
+      endRuns();
+      runLoads.clear();
+      vectorPath = false;
+      for (unsigned i = 0; i < yield->getNumOperands(); ++i) {
+        if (!maps[i]) {
+          storeVector(i, outLanes[i], base);
+          continue;
+        }
+        for (int64_t lane = 0; lane < vector; ++lane)
+          storeMapped(i, *maps[i], outLanes[i][lane], coordinates(laneIndex[lane], domain));
+      }
+    }
+    return absl::OkStatus();
+  };
+
+  // One chunk that may be partial or past the end: a full one as above, a
+  // partial one element by element, each guarded; then `after`.
+  auto oneChunk = [&](Value chunk, Block *after) -> absl::Status {
+    Value base = e.mul(chunk, vec);
+    Block *some = e.newBlock();
+    Block *full = e.newBlock();
+    Block *tail = e.newBlock();
+    e.condBr(e.icmp(LLVM::ICmpPredicate::ult, base, total), some, after);
+    e.setBlock(some);
+    e.condBr(e.icmp(LLVM::ICmpPredicate::ule, e.add(base, vec), total), full, tail);
+    e.setBlock(full);
+    if (auto st = fullChunks({chunk}); !st.ok())
+      return st;
+    e.br(after);
+    // Partial last chunk (never under a walk order: the last dim is a
+    // multiple of the vector there).
+    e.setBlock(tail);
+    for (int64_t lane = 0; lane < vector; ++lane) {
+      clearMemo();
+      Value idx = e.add(base, e.i64c(lane));
+      Block *laneBlock = e.newBlock();
+      e.condBr(e.icmp(LLVM::ICmpPredicate::ult, idx, total), laneBlock, after);
+      e.setBlock(laneBlock);
+      for (auto [i, r] : llvm::enumerate(yield->getOperands())) {
+        auto v = eval(maps[i] ? maps[i]->source : r, idx, static_cast<int>(lane));
+        if (!v.ok())
+          return v.status();
+        if (maps[i])
+          storeMapped(static_cast<unsigned>(i), *maps[i], *v, coordinates(idx, domain));
+        else
+          storeResult(static_cast<unsigned>(i), *v, idx);
+      }
+      if (lane + 1 == vector)
+        e.br(after);
+    }
+    e.moveToEnd(after);
+    e.setBlock(after);
+    return absl::OkStatus();
+  };
+
+  // A grid-stride loop over tiles of `unroll` x blockDim chunks: thread t
+  // takes chunks t, t + blockDim, ... of its tile (each step coalesced). A
+  // tile inside the domain runs them together; the last tile one by one.
+  int64_t unroll = std::max<int64_t>(1, launch.getChunks());
+  Value tid = e.zext64(e.tidX()), ntid = e.zext64(e.ntidX());
+  Value tileChunks = e.mul(ntid, e.i64c(unroll));
+  Block *head = e.newBlock({e.i64});
+  e.br(head, e.zext64(e.ctaidX()));
+  e.setBlock(head);
+  Value tile = head->getArgument(0);
+  Value first = e.mul(tile, tileChunks);
   Block *bodyBlock = e.newBlock();
-  Block *full = e.newBlock();
-  Block *tail = e.newBlock();
+  Block *fast = e.newBlock();
+  Block *slow = e.newBlock();
   Block *next = e.newBlock();
   Block *exit = e.newBlock();
-  e.condBr(e.icmp(LLVM::ICmpPredicate::ult, walked, total), bodyBlock, exit);
-
+  e.condBr(e.icmp(LLVM::ICmpPredicate::ult, e.mul(first, vec), total), bodyBlock, exit);
   e.setBlock(bodyBlock);
-  if (!order.empty()) {
-    auto c = coordinates(walked, walkShape);
-    SmallVector<Value> at(domain.size());
-    for (auto [k, d] : llvm::enumerate(order))
-      at[d] = c[k];
-    base = linearize(at, domain);
-  }
-  Value end = e.add(walked, vec);
-  e.condBr(e.icmp(LLVM::ICmpPredicate::ule, end, total), full, tail);
-
-  // Full chunk: vector loads, lane-by-lane compute, vector stores.
-  e.setBlock(full);
-  vectorPath = true;
-  for (BlockArgument arg : body.getArguments())
-    if (isFull(arg))
-      lanes[arg.getArgNumber()] = unpack(loadRaw(arg, base, vector), false);
-  laneIndex.clear();
-  for (int64_t lane = 0; lane < vector; ++lane)
-    laneIndex.push_back(e.add(base, e.i64c(lane)));
-  std::vector<SmallVector<Value>> outLanes(yield->getNumOperands());
-  for (int64_t lane = 0; lane < vector; ++lane) {
-    clearMemo();
-    for (auto [i, r] : llvm::enumerate(yield->getOperands())) {
-      auto v = eval(maps[i] ? maps[i]->source : r, laneIndex[lane], static_cast<int>(lane));
-      if (!v.ok())
-        return v.status();
-      outLanes[i].push_back(*v);
-    }
-  }
-  for (unsigned i = 0; i < yield->getNumOperands(); ++i) {
-    if (!maps[i]) {
-      storeVector(i, outLanes[i], base);
-      continue;
-    }
-    for (int64_t lane = 0; lane < vector; ++lane)
-      storeMapped(i, *maps[i], outLanes[i][lane], coordinates(laneIndex[lane], domain));
-  }
+  SmallVector<Value> chunks;
+  for (int64_t u = 0; u < unroll; ++u)
+    chunks.push_back(e.add(e.add(first, e.mul(ntid, e.i64c(u))), tid));
+  e.condBr(e.icmp(LLVM::ICmpPredicate::ule, e.mul(e.add(first, tileChunks), vec), total), fast,
+           slow);
+  e.setBlock(fast);
+  if (auto st = fullChunks(chunks); !st.ok())
+    return st;
   e.br(next);
-
-  // Partial last chunk: element by element, each guarded.
-  e.setBlock(tail);
-  vectorPath = false;
-  for (int64_t lane = 0; lane < vector; ++lane) {
-    clearMemo();
-    Value idx = e.add(base, e.i64c(lane));
-    Block *laneBlock = e.newBlock();
-    e.condBr(e.icmp(LLVM::ICmpPredicate::ult, idx, total), laneBlock, next);
-    e.setBlock(laneBlock);
-    for (auto [i, r] : llvm::enumerate(yield->getOperands())) {
-      auto v = eval(maps[i] ? maps[i]->source : r, idx, static_cast<int>(lane));
-      if (!v.ok())
-        return v.status();
-      if (maps[i])
-        storeMapped(static_cast<unsigned>(i), *maps[i], *v, coordinates(idx, domain));
-      else
-        storeResult(static_cast<unsigned>(i), *v, idx);
-    }
-    if (lane + 1 == vector)
-      e.br(next);
+  e.setBlock(slow);
+  for (int64_t u = 0; u < unroll; ++u) {
+    Block *after = u + 1 == unroll ? next : e.newBlock();
+    if (auto st = oneChunk(chunks[u], after); !st.ok())
+      return st;
   }
-
   e.moveToEnd(next);
   e.setBlock(next);
-  e.br(head, e.add(chunk, stride));
+  e.br(head, e.add(tile, e.zext64(e.nctaidX())));
   e.moveToEnd(exit);
   e.setBlock(exit);
   LLVM::ReturnOp::create(builder, ValueRange());

@@ -26,6 +26,20 @@ struct StrategyInput {
 
 /// elementwise, movement (Elementwise.cpp).
 absl::Status emitElementwise(const StrategyInput &in);
+/// transpose_tiled (Transpose.cpp): a kernel that reads argument `source`
+/// through `op`, a transpose that moves the argument's last dim to the
+/// output's dim `inner`, tiled through shared memory.
+struct TiledTranspose {
+  TransposeOp op;
+  mlir::BlockArgument source;
+  int64_t inner = 0;
+};
+/// The kernel's tiled transpose over `domain`, if the strategy takes it:
+/// one transpose of an argument read by nothing else, moving its last dim,
+/// both sides of the tile at least 16, every output of the domain's shape,
+/// no other movement, reduction or matmul.
+std::optional<TiledTranspose> tiledTransposeOf(KernelOp kernel, llvm::ArrayRef<int64_t> domain);
+absl::Status emitTransposeTiled(const StrategyInput &in);
 /// matmul_simt (MatmulSimt.cpp).
 absl::Status emitMatmulSimt(const StrategyInput &in);
 /// row_warp, row_cta (RowsInRegisters.cpp).
@@ -66,6 +80,9 @@ protected:
   bool vectorPath = false;
   llvm::SmallVector<mlir::Value> laneIndex;
   llvm::DenseMap<unsigned, llvm::SmallVector<mlir::Value>> lanes;
+  /// The vector loads of lane runs (KernelEmitter::runs) in this chunk:
+  /// (argument, run base) -> its lanes.
+  llvm::DenseMap<std::pair<mlir::Value, mlir::Value>, llvm::SmallVector<mlir::Value>> runLoads;
 };
 
 } // namespace fusec::codegen

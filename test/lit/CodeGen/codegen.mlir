@@ -87,12 +87,14 @@ func.func @silu_bias(%x: tensor<64x256xbf16>, %b: tensor<256xbf16>) -> tensor<64
 }
 
 // A column reduction: 8 warps split the 64 rows, 16-byte loads along the
-// columns, partials through shared memory.
+// columns (four rows' loads a thread in flight), partials through shared
+// memory.
 // RUN: FileCheck %s --check-prefix=COL < %t/on/column_sum.k0_reduce.ptx
+// RUN: FileCheck %s --check-prefix=COLBAR < %t/on/column_sum.k0_reduce.ptx
 // COL: .shared .align 16 .b8 __fusec_partials
-// COL: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
-// COL: bar.sync 0
+// COL-COUNT-4: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
 // COL: ld.shared
+// COLBAR: bar.sync 0
 // COL-NOT: .local
 func.func @column_sum(%x: tensor<64x256xf32>) -> tensor<256xf32> {
   %0 = fusec.reduce sum %x dims [0] : tensor<64x256xf32> -> tensor<256xf32>

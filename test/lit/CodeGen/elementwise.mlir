@@ -13,33 +13,43 @@
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 // bf16: 8 elements per 16-byte chunk. The full-shape operand is one 16-byte
-// load; the broadcast bias is read element by element at its remapped index.
+// load; so is the broadcast bias: a chunk's lanes stay in one row, and the
+// broadcast keeps the last dim, so the lanes read consecutive elements of
+// the bias (a lane run, from lane 0's remapped index).
 // CHECK-LABEL: llvm.func @k0_broadcast_cast(
 // CHECK-SAME: %[[B:.*]]: !llvm.ptr<1> {llvm.noalias}, %[[X:.*]]: !llvm.ptr<1> {llvm.noalias}, %[[OUT:.*]]: !llvm.ptr<1> {llvm.noalias}) attributes {nvvm.kernel}
-// The grid-stride loop: start = ctaid * ntid + tid, stride = nctaid * ntid.
+// The grid-stride loop over tiles of 2 x 256 chunks (launch chunks = 2):
+// thread t takes chunks t and t + 256 of its tile.
 // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
-// CHECK: %[[CTAID:.*]] = nvvm.read.ptx.sreg.ctaid.x
 // CHECK: %[[NTID:.*]] = nvvm.read.ptx.sreg.ntid.x
-// CHECK: %[[NCTAID:.*]] = nvvm.read.ptx.sreg.nctaid.x
+// CHECK: %[[CTAID:.*]] = nvvm.read.ptx.sreg.ctaid.x
 // CHECK: llvm.br ^[[HEAD:bb[0-9]+]](%{{.*}} : i64)
-// CHECK: ^[[HEAD]](%[[CHUNK:.*]]: i64):
-// CHECK: %[[BASE:.*]] = llvm.mul %[[CHUNK]], %{{.*}} : i64
-// CHECK: %[[MORE:.*]] = llvm.icmp "ult" %[[BASE]], %{{.*}} : i64
-// CHECK: llvm.cond_br %[[MORE]], ^{{.*}}, ^[[EXIT:bb[0-9]+]]
-// A full chunk when base + 8 <= 16384, else the tail.
+// CHECK: ^[[HEAD]](%[[TILE:.*]]: i64):
+// CHECK: %[[FIRST:.*]] = llvm.mul %[[TILE]], %{{.*}} : i64
+// CHECK: llvm.cond_br %{{.*}}, ^{{.*}}, ^[[EXIT:bb[0-9]+]]
+// A tile inside the domain runs both chunks together, else one by one.
 // CHECK: %[[FULL:.*]] = llvm.icmp "ule"
-// CHECK: llvm.cond_br %[[FULL]], ^[[VEC:bb[0-9]+]], ^[[TAIL:bb[0-9]+]]
-// CHECK: ^[[VEC]]:
-// CHECK: %[[P:.*]] = llvm.getelementptr %[[X]][%[[BASE]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, bf16
+// CHECK: llvm.cond_br %[[FULL]], ^[[FAST:bb[0-9]+]], ^[[SLOW:bb[0-9]+]]
+// CHECK: ^[[FAST]]:
+// Both chunks' loads of x first (in flight together).
+// CHECK: llvm.getelementptr %[[X]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, bf16
 // CHECK: llvm.inline_asm "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
 // CHECK: llvm.bitcast %{{.*}} : vector<4xi32> to vector<8xbf16>
+// CHECK: llvm.getelementptr %[[X]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, bf16
+// CHECK: llvm.inline_asm "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
+// The bias through its broadcast: a lane run, one vector load a chunk.
 // CHECK: llvm.getelementptr %[[B]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, bf16
-// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> bf16
+// CHECK: llvm.inline_asm "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<1> -> bf16
 // sigmoid through the SFU's ex2.
 // CHECK: llvm.inline_asm "ex2.approx.ftz.f32 $0, $1;", "=f,f"
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
-// The tail: each of the 8 lanes guarded by its own index < 16384.
-// CHECK: ^[[TAIL]]:
+// CHECK: llvm.getelementptr %[[B]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, bf16
+// CHECK: llvm.inline_asm "ld.global.v4.u32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// The last tile: each chunk checked against the end, a partial chunk's
+// lanes each guarded by its own index < 16384.
+// CHECK: ^[[SLOW]]:
 // CHECK-COUNT-8: llvm.icmp "ult" %{{.*}}, %{{.*}} : i64
 // CHECK: llvm.return
 // PTX: .visible .entry k0_broadcast_cast(
@@ -58,14 +68,17 @@ func.func @silu_bias(%x: tensor<64x256xbf16>, %b: tensor<256xbf16>) -> tensor<64
 // two transposes. Each (value, index) pair is its own memo entry, keyed by the
 // index value itself; the previous code generator keyed by a 32-bit hash of
 // the index's text, which could give two indices one entry (one load for
-// both). Lane 0 of the full chunk has one vector load of %x and two scalar
-// loads at the transposed index, each with its own address.
+// both). Lane 0 of the full chunk has one vector load of %x, another at the
+// first transpose's index (it keeps the last dim: the lanes are a run), and
+// a scalar load at the second's (it moves the last dim), each with its own
+// address.
+// (The tile's two chunks load %x first.)
 // CHECK-LABEL: llvm.func @three_reads(
-// CHECK: llvm.inline_asm "ld.global.v4.u32
+// CHECK-COUNT-2: llvm.inline_asm "ld.global.v4.u32
 // CHECK: %[[T1:.*]] = llvm.getelementptr %arg0[%[[I1:.*]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// CHECK: llvm.load %[[T1]] : !llvm.ptr<1> -> f32
+// CHECK: llvm.inline_asm "ld.global.v4.u32
 // CHECK: %[[T2:.*]] = llvm.getelementptr %arg0[%[[I2:.*]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// CHECK: llvm.load %[[T2]] : !llvm.ptr<1> -> f32
+// CHECK-NEXT: llvm.load %[[T2]] : !llvm.ptr<1> -> f32
 func.func @three_reads(%x: tensor<8x8x8xf32>) -> tensor<8x8x8xf32> {
   %r = fusec.kernel "three_reads" (%x) : (tensor<8x8x8xf32>) -> tensor<8x8x8xf32> {
   ^bb0(%a: tensor<8x8x8xf32>):

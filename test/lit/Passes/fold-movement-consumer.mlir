@@ -5,16 +5,18 @@
 // slices, the concat and the elementwise kernel). A concat that is read
 // elsewhere too, or that its consumer broadcasts, stays a kernel of its own.
 // A transpose that keeps the last dim (a head transpose) folds the same way;
-// one that moves the last dim stays a kernel.
+// one that moves the last dim folds only where the consumer then runs as
+// transpose_tiled (shared-memory tiles), else it stays a kernel.
 // RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=rope | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=shared | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=broadcast | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=head_transpose | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=last_dim_transpose | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=transpose_and_direct | FileCheck %s --check-prefix=SAME
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t/sm_90a" -o /dev/null
-// RUN: %python %S/../CodeGen/Inputs/ptxas_all.py %ptxas %t 8
+// RUN: %python %S/../CodeGen/Inputs/ptxas_all.py %ptxas %t 9
 // REQUIRES: ptxas
 // SAME: PASS
 
@@ -81,13 +83,30 @@ func.func @head_transpose(%x: tensor<2x64x4x128xbf16>) -> tensor<2x4x64x128xbf16
   return %r : tensor<2x4x64x128xbf16>
 }
 
-// A transpose of the last dim stays a kernel of its own.
+// A transpose of the last dim folds into its consumer, which runs as
+// transpose_tiled (read along x's rows, tanh and the store along the
+// result's rows).
 // CHECK-LABEL: func.func @last_dim_transpose
-// CHECK: %[[T:.*]] = fusec.kernel "{{.*}}transpose"(%arg0)
-// CHECK: fusec.kernel "{{.*}}"(%[[T]]
+// CHECK: fusec.kernel "{{.*}}tanh"(%arg0){{.*}}strategy = transpose_tiled
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: fusec.transpose
+// CHECK-NEXT: fusec.tanh
+// CHECK-NOT: fusec.kernel
 // CHECK: return
 func.func @last_dim_transpose(%x: tensor<64x96xf32>) -> tensor<96x64xf32> {
   %t = fusec.transpose %x perm [1, 0] : tensor<64x96xf32> -> tensor<96x64xf32>
   %r = fusec.tanh %t : tensor<96x64xf32>
   return %r : tensor<96x64xf32>
+}
+
+// The consumer also reads x directly (at the result's index): its tiles
+// cannot take that, so the transpose stays a kernel of its own.
+// CHECK-LABEL: func.func @transpose_and_direct
+// CHECK: %[[T:.*]] = fusec.kernel "{{.*}}transpose"(%arg0)
+// CHECK: fusec.kernel "{{.*}}"(%[[T]]
+// CHECK: return
+func.func @transpose_and_direct(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %t = fusec.transpose %x perm [1, 0] : tensor<64x64xf32> -> tensor<64x64xf32>
+  %r = fusec.mul %t, %x : tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
 }

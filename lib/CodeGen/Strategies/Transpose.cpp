@@ -1,0 +1,211 @@
+//===- Transpose.cpp - transpose_tiled: transposes through shared memory -*- C++ -*-===//
+//
+// A kernel that reads an argument through a transpose that moves its last
+// dim (a matrix transpose, [B, H, S, D] -> [B, D, S, H]) reads it in one
+// order and writes in another: element by element, one of the two walks
+// strides through memory and each 32-byte sector serves one element. Here
+// a CTA of 256 threads takes a 64 x 64 tile of the output's plane (dim j,
+// where the argument's last dim lands, and the output's last dim), for one
+// position of the other dims:
+//  1. it reads the tile from the argument along the argument's last dim
+//     (each warp 32 consecutive elements; 16 loads a thread, all in flight)
+//     into shared memory, in the compute type, rows padded to 65 so that
+//     neither phase has bank conflicts (8-byte integers: two-way);
+//  2. after a barrier, it computes every output element of the tile along
+//     the output's last dim: the transposed argument's element comes from
+//     shared memory, every other operand is read at the output's index (so
+//     a full-shape operand streams too), and the outputs are stored there.
+// A grid-stride loop over the tiles, a barrier before shared memory is
+// reused. Threads past a ragged edge read a valid element (index 0) and
+// store nothing. lit: test/lit/CodeGen/transpose-tiled.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Strategies.h"
+
+using namespace mlir;
+
+namespace fusec::codegen {
+
+std::optional<TiledTranspose> tiledTransposeOf(KernelOp kernel, ArrayRef<int64_t> domain) {
+  Block &body = kernel.getBody().front();
+  int64_t rank = static_cast<int64_t>(domain.size());
+  if (rank < 2)
+    return std::nullopt;
+  TransposeOp only;
+  for (Operation &op : body) {
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      if (only)
+        return std::nullopt;
+      only = t;
+    } else if (isa<SliceOp, ConcatOp, GatherOp, ReduceOp, MatmulOp, KernelOp>(op)) {
+      return std::nullopt;
+    }
+  }
+  if (!only || cast<RankedTensorType>(only.getType()).getShape() != domain)
+    return std::nullopt;
+  // Its input an argument read by nothing else (every read of it is then
+  // the tile's element).
+  auto source = dyn_cast<BlockArgument>(only.getInput());
+  if (!source || !source.hasOneUse())
+    return std::nullopt;
+  ArrayRef<int64_t> perm = only.getPermutation();
+  if (perm.back() == rank - 1)
+    return std::nullopt; // the last dim stays: the plain walk streams both sides
+  int64_t j = std::find(perm.begin(), perm.end(), rank - 1) - perm.begin();
+  // Both sides of the tile worth a tile.
+  if (domain[j] < 16 || domain[rank - 1] < 16)
+    return std::nullopt;
+  // Every output of the domain's shape (no store maps).
+  for (Value r : body.getTerminator()->getOperands())
+    if (cast<RankedTensorType>(r.getType()).getShape() != domain)
+      return std::nullopt;
+  return TiledTranspose{only, source, j};
+}
+
+namespace {
+
+constexpr int64_t kTile = 64, kThreads = 256, kRowsPerPass = kThreads / kTile;
+constexpr int64_t kPitch = kTile + 1;
+
+class TransposeEmitter : public ElementwiseEmitter {
+public:
+  TransposeEmitter(const StrategyInput &in, TiledTranspose t)
+      : ElementwiseEmitter(in), t(t) {}
+  absl::Status build() override;
+
+protected:
+  Value argument(BlockArgument arg, Value index, int lane) override {
+    if (arg == t.source && tileValue)
+      return tileValue;
+    return load(arg, index);
+  }
+
+private:
+  TiledTranspose t;
+  /// The transposed argument's element of the output element being
+  /// computed (from shared memory).
+  Value tileValue;
+};
+
+absl::Status TransposeEmitter::build() {
+  int64_t rank = static_cast<int64_t>(domain.size());
+  int64_t j = t.inner, last = rank - 1;
+  ArrayRef<int64_t> perm = t.op.getPermutation();
+  auto inShape = cast<RankedTensorType>(t.source.getType()).getShape();
+  SmallVector<int64_t> inStride = stridesOf(inShape), outStride = stridesOf(domain);
+  // The other dims: one tile position each.
+  SmallVector<int64_t> batchDims, batchShape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != j && d != last) {
+      batchDims.push_back(d);
+      batchShape.push_back(domain[d]);
+    }
+  int64_t batches = 1;
+  for (int64_t d : batchShape)
+    batches *= d;
+  int64_t tilesJ = (domain[j] + kTile - 1) / kTile, tilesL = (domain[last] + kTile - 1) / kTile;
+  int64_t tiles = batches * tilesJ * tilesL;
+  ElemTypes st = *elemTypes(t.source.getType());
+  // Shared memory holds the compute type (booleans as i32).
+  Type slotType = st.compute.isInteger(1) ? e.i32 : st.compute;
+
+  Operation *yield = body.getTerminator();
+  beginFunction();
+  Value smem = e.sharedArray(module, "__fusec_tile", slotType, kTile * kPitch);
+  Value tid = e.zext64(e.tidX());
+  Value col = e.band(tid, e.i64c(kTile - 1)); // along the side read (or written) contiguously
+  Value row = e.lshr(tid, e.i64c(6));         // 0..3
+  absl::Status status = absl::OkStatus();
+
+  e.loop(e.zext64(e.ctaidX()), e.i64c(tiles), e.zext64(e.nctaidX()), {},
+         [&](Value tile, ValueRange) -> SmallVector<Value> {
+    // tile = (batch * tilesJ + tj) * tilesL + tl.
+    Value tl = e.urem(tile, e.i64c(tilesL));
+    Value rest = e.udiv(tile, e.i64c(tilesL));
+    Value tj = e.urem(rest, e.i64c(tilesJ));
+    Value batch = e.udiv(rest, e.i64c(tilesJ));
+    Value j0 = e.mul(tj, e.i64c(kTile)), l0 = e.mul(tl, e.i64c(kTile));
+    // The tile origin's flat index in the output and in the argument (output
+    // dim d is the argument's dim perm[d]).
+    Value outBase = e.add(e.mul(j0, e.i64c(outStride[j])), l0);
+    Value inBase = e.add(e.mul(j0, e.i64c(inStride[perm[j]])),
+                         e.mul(l0, e.i64c(inStride[perm[last]])));
+    if (!batchDims.empty()) {
+      auto bc = coordinates(batch, batchShape);
+      for (auto [k, d] : llvm::enumerate(batchDims)) {
+        outBase = e.add(outBase, e.mul(bc[k], e.i64c(outStride[d])));
+        inBase = e.add(inBase, e.mul(bc[k], e.i64c(inStride[perm[d]])));
+      }
+    }
+    Value extentJ = e.i64c(domain[j]), extentL = e.i64c(domain[last]);
+
+    // 1. Read: thread (row, col) takes output element (j0 + col, l0 + row +
+    // 4k), i.e. the argument's last dim along col.
+    Value inRowStep = e.i64c(inStride[perm[last]]);
+    Value okJ = e.icmp(LLVM::ICmpPredicate::ult, e.add(j0, col), extentJ);
+    SmallVector<Value> loaded;
+    SmallVector<Value> slots;
+    for (int64_t k = 0; k < kTile / kRowsPerPass; ++k) {
+      Value r = e.add(row, e.i64c(k * kRowsPerPass));
+      Value ok = e.band(okJ, e.icmp(LLVM::ICmpPredicate::ult, e.add(l0, r), extentL));
+      Value at = e.add(inBase, e.add(col, e.mul(r, inRowStep)));
+      Value v = load(t.source, e.select(ok, at, e.i64c(0)));
+      loaded.push_back(slotType == st.compute ? v : e.zext(e.i32, v));
+      // Shared tile [l - l0][j - j0].
+      slots.push_back(e.add(e.mul(r, e.i64c(kPitch)), col));
+    }
+    for (auto [v, s] : llvm::zip(loaded, slots))
+      e.store(v, e.gep(smem, slotType, s));
+    e.barrier();
+
+    // 2. Compute and write: thread (row, col) takes output element (j0 + row
+    // + 4k, l0 + col), along the output's last dim.
+    Value okL = e.icmp(LLVM::ICmpPredicate::ult, e.add(l0, col), extentL);
+    Value outRowStep = e.i64c(outStride[j]);
+    for (int64_t k = 0; k < kTile / kRowsPerPass && status.ok(); ++k) {
+      Value r = e.add(row, e.i64c(k * kRowsPerPass));
+      Value ok = e.band(okL, e.icmp(LLVM::ICmpPredicate::ult, e.add(j0, r), extentJ));
+      Value at = e.select(ok, e.add(outBase, e.add(col, e.mul(r, outRowStep))), e.i64c(0));
+      Value slot = e.load(slotType, e.gep(smem, slotType, e.add(e.mul(col, e.i64c(kPitch)), r)));
+      tileValue = slotType == st.compute ? slot : e.trunc(st.compute, slot);
+      clearMemo();
+      SmallVector<std::pair<unsigned, Value>> stores;
+      for (auto [i, out] : llvm::enumerate(yield->getOperands())) {
+        auto v = eval(out, at, 0);
+        if (!v.ok()) {
+          status = v.status();
+          break;
+        }
+        stores.push_back({static_cast<unsigned>(i), *v});
+      }
+      tileValue = Value();
+      if (!status.ok())
+        break;
+      e.ifThen(ok, [&] {
+        for (auto &[i, v] : stores)
+          storeResult(i, v, at);
+      });
+    }
+    // The next tile's reads overwrite shared memory.
+    e.barrier();
+    return {};
+  });
+  if (!status.ok())
+    return status;
+  LLVM::ReturnOp::create(builder, ValueRange());
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::Status emitTransposeTiled(const StrategyInput &in) {
+  auto t = tiledTransposeOf(in.kernel, in.shape.domain);
+  if (!t)
+    return absl::InvalidArgumentError(
+        "fusec codegen: transpose_tiled needs one transpose of an argument that moves its last "
+        "dim, outputs of the domain's shape and no other movement (re-run fusec-tile)");
+  return TransposeEmitter(in, *t).build();
+}
+
+} // namespace fusec::codegen
