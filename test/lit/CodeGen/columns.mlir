@@ -45,8 +45,9 @@ func.func @middle(%x: tensor<6x37x40xbf16>) -> tensor<6x40xbf16> {
 
 // A bias gradient's shape: 32 tiles of 128 columns for 132 SMs. The 16384
 // rows split into 17 parts (a CTA each, about four a SM); each part writes
-// its partials to the workspace, the last to arrive (an atomic counter)
-// sums the parts in order and stores.
+// its partials to the workspace, and in the CTA of the last to arrive (an
+// atomic counter) warp y sums parts y, y + 8, ... (3 rounds of 4 lanes' loads
+// each), the first warp sums the 8 warps' sums in order and stores.
 // PLAN-LABEL: func.func @bias_grad
 // PLAN: #fusec.launch<strategy = column, grid = 544, block = 256, vector = 4, split = 17
 // SPLIT: llvm.func @k0_reduce(%{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias})
@@ -54,7 +55,7 @@ func.func @middle(%x: tensor<6x37x40xbf16>) -> tensor<6x40xbf16> {
 // SPLIT: nvvm.barrier0
 // SPLIT: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") acq_rel
 // SPLIT: nvvm.barrier0
-// SPLIT-COUNT-17: llvm.load volatile
+// SPLIT-COUNT-12: llvm.load volatile
 // SPLIT: nvvm.barrier0
 // SCRATCH-LABEL: func.func @bias_grad
 // SCRATCH: fusec.scratch = array<i64: 557056, 128>
