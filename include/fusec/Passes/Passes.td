@@ -141,12 +141,19 @@ def Fuse : Pass<"fusec-fuse", "::mlir::ModuleOp"> {
     head-major), and a transpose kernel that feeds a matmul's operand
     (through reshapes) is read through the operand's tensor map (attention
     heads as rows); each fold is kept only where the tensor-core strategy
-    takes the resulting kernel.
+    takes the resulting kernel. Into elementwise consumers: a concat,
+    slice or last-dim-keeping transpose kernel read by one elementwise
+    kernel (which does not broadcast it) is read through its index map
+    there (rotary embedding's rotate_half); a lone transpose of the last
+    dim folds only where the consumer then runs as `transpose_tiled`.
 
     Memory-aware: a merge that would raise the fused graph's peak live
     memory above the unfused graph's is left out (with a remark) and the
-    other merges still apply. Arguments count as live for the whole call
-    (the caller holds them); results from their definition on. Every op that costs something
+    other merges still apply. The peak is taken over the kernels (or, for
+    the unfused graph, the ops) in topological order; arguments are live
+    for the whole call (the caller holds them), results from their
+    definition on, other values until their last reader, and a reshape is
+    a view that holds no bytes of its own. Every op that costs something
     ends up in a kernel (a kernel of one op if nothing fuses with it).
   }];
   let options = [
