@@ -10,6 +10,7 @@ FUSEC_PACKAGES=(
   cmake ninja-build g++ python3 ccache
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libabsl-dev libgtest-dev libzstd-dev zlib1g-dev libonnx-testdata xz-utils
+  clang-22 libfuzzer-22-dev
 )
 
 fusec_missing_packages() {
@@ -62,4 +63,21 @@ fusec_build_static() {
       -DFUSEC_STATIC_LLVM=ON -DFUSEC_BUILD_TESTS=OFF "${launcher[@]}"
   fi
   ninja -C "$static" fusec-opt fusec-run
+}
+
+# The libFuzzer harnesses (test/fuzz), everything built by clang with ASan and
+# UBSan, into build-fuzz/; `ctest --test-dir build-fuzz` runs each for
+# FUSEC_FUZZ_SECONDS (default 30) from its seeds.
+fusec_build_fuzz() {
+  local fuzz="${FUSEC_FUZZ_BUILD:-$FUSEC_ROOT/build-fuzz}" launcher=()
+  if command -v ccache >/dev/null 2>&1; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  if [ ! -f "$fuzz/build.ninja" ]; then
+    cmake -G Ninja -S "$FUSEC_ROOT" -B "$fuzz" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+      -DFUSEC_FUZZ=ON -DFUSEC_BUILD_TESTS=OFF -DFUSEC_BUILD_RUNTIME_KERNELS=OFF \
+      -DFUSEC_FUZZ_SECONDS="${FUSEC_FUZZ_SECONDS:-30}" "${launcher[@]}"
+  fi
+  ninja -C "$fuzz" fusec-fuzzers
 }

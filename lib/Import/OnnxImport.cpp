@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -115,7 +116,6 @@ absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string
       return absl::InvalidArgumentError(
           absl::StrFormat("tensor '%s' has %d values for %d elements", t.name, have, n));
   }
-  HostTensor h(*dtype, t.dims);
   std::string raw = t.raw;
   bool hasRaw = t.hasRaw;
   if (t.external) {
@@ -144,7 +144,14 @@ absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string
       return absl::InvalidArgumentError(absl::StrCat("tensor '", t.name, "': external data truncated"));
     raw = file->substr(offset, length);
     hasRaw = true;
+    // As for inline data: the file holds at least a byte an element before
+    // anything is allocated (fuzz_tensors: 2^40 elements of external data
+    // were allocated first, an out-of-memory).
+    if (n > static_cast<int64_t>(raw.size()))
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "tensor '%s' has %d bytes of external data for %d elements", t.name, raw.size(), n));
   }
+  HostTensor h(*dtype, t.dims);
   auto count = [&](size_t have) -> absl::Status {
     if (static_cast<int64_t>(have) != n)
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -442,8 +449,10 @@ absl::Status Importer::define(size_t out, Val v) {
 }
 
 absl::StatusOr<int64_t> Importer::axis(int64_t a, size_t rank) const {
+  // An axis names a dim: a rank-0 tensor has none (fuzz_onnx: ArgMax of a
+  // scalar with axis 0 read past its empty shape).
   int64_t r = static_cast<int64_t>(rank);
-  if (a < -r || a >= std::max<int64_t>(r, 1))
+  if (a < -r || a >= r)
     return invalid(absl::StrCat("axis ", a, " out of range for rank ", rank));
   return a < 0 ? a + r : a;
 }
@@ -1083,7 +1092,35 @@ absl::StatusOr<OnnxImport> Importer::run() {
                              ") -> (", absl::StrJoin(retTypes, ", "), ") {\n", body,
                              "    return ", absl::StrJoin(rets, ", "), " : ",
                              absl::StrJoin(retTypes, ", "), "\n}\n");
+  if (auto st = verifyImported(result.mlir); !st.ok())
+    return st;
   return result;
+}
+
+absl::Status Importer::verifyImported(const std::string &text) {
+  if (!context) {
+    context = std::make_unique<mlir::MLIRContext>();
+    context->getOrLoadDialect<FusecDialect>();
+    context->getOrLoadDialect<mlir::func::FuncDialect>();
+  }
+  // The first error, and the node its location names ("name(OpType)").
+  std::string first, where;
+  mlir::ScopedDiagnosticHandler handler(context.get(), [&](mlir::Diagnostic &d) {
+    if (d.getSeverity() != mlir::DiagnosticSeverity::Error || !first.empty())
+      return mlir::success();
+    first = d.str();
+    if (auto name = mlir::dyn_cast<mlir::NameLoc>(d.getLocation()))
+      where = name.getName().str();
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
+      text, mlir::ParserConfig(context.get(), /*verifyAfterParse=*/false));
+  if (!module)
+    return absl::InternalError("the importer wrote text that does not parse: " + first);
+  if (mlir::failed(mlir::verify(*module)))
+    return absl::InvalidArgumentError(
+        where.empty() ? first : absl::StrCat("node ", where, ", opset ", opset, ": ", first));
+  return absl::OkStatus();
 }
 
 namespace {

@@ -188,6 +188,10 @@ private:
   /// After a node is imported: tags its outputs of 8/16-bit integer type and
   /// wraps those that arithmetic may have left the type's range.
   absl::Status narrowOutputs();
+  /// Parses and verifies the imported text: an op whose operands break its
+  /// rules (an ONNX Log of int32, which ONNX's own type constraints
+  /// forbid) is an error at its node, not text that does not verify.
+  absl::Status verifyImported(const std::string &text);
   /// Imports the node into a scratch function and evaluates it with the
   /// interpreter; its outputs become known values.
   absl::Status foldNode(const std::function<absl::Status()> &importer);

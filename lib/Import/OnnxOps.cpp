@@ -523,8 +523,9 @@ absl::Status importReshapeFamily(Importer &I) {
         infer = static_cast<int64_t>(i);
       } else if (d < 0) {
         return I.invalid(absl::StrCat("shape value ", d));
-      } else {
-        known *= d;
+      } else if (__builtin_mul_overflow(known, d, &known)) {
+        // (fuzz_onnx under UBSan: the requested dims' product wrapped.)
+        return I.invalid("the requested shape has more than 2^63 elements");
       }
       shape.push_back(d);
     }
@@ -539,7 +540,7 @@ absl::Status importReshapeFamily(Importer &I) {
       a += rank;
     if (a < 0 || a > rank)
       return I.invalid(absl::StrCat("axis ", I.attrInt("axis", 1), " out of range for rank ", rank));
-    int64_t outer = 1, inner = 1;
+    int64_t outer = 1, inner = 1; // within the input's checked element count
     for (int64_t d = 0; d < a; ++d)
       outer *= x.shape[d];
     for (int64_t d = a; d < rank; ++d)
@@ -665,6 +666,12 @@ absl::Status importSplit(Importer &I) {
   }
   if (sizes.size() != I.numOutputs())
     return I.invalid("split sizes and outputs differ in number");
+  // Each size within the dim, so that their sum cannot wrap (fuzz_onnx: a
+  // size of 2^63 - 2 overflowed the offsets).
+  for (int64_t size : sizes)
+    if (size < 0 || size > x.shape[ax])
+      return I.invalid(absl::StrCat("split size ", size, " is not in [0, ", x.shape[ax],
+                                    "] (the dim split)"));
   int64_t offset = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     std::vector<int64_t> shape = x.shape, offsets(x.shape.size(), 0), strides(x.shape.size(), 1);

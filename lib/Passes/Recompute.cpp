@@ -191,7 +191,10 @@ public:
     while (changed) {
       changed = false;
       for (KernelOp producer : llvm::to_vector(func.getOps<KernelOp>())) {
-        for (unsigned i = 0; i < producer.getNumResults() && !changed; ++i)
+        // A recomputation that takes erases `producer` (its results all
+        // recomputed): stop before touching it again (found by fuzz_mlir
+        // under ASan, a use after free).
+        for (unsigned i = 0; !changed && i < producer.getNumResults(); ++i)
           changed = tryOne(func, producer, i, t, graphFlops, extraFlops);
         if (changed)
           break;

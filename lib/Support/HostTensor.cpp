@@ -4,6 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -507,30 +510,32 @@ absl::StatusOr<HostTensor> fromDeviceBytes(DType dtype,
 // .npy
 //===----------------------------------------------------------------------===//
 
-absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  char magic[6];
-  if (!in.read(magic, 6) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a .npy file"));
-  unsigned char ver[2];
-  in.read(reinterpret_cast<char *>(ver), 2);
-  uint32_t headerLen = 0;
-  if (ver[0] == 1) {
-    unsigned char b[2];
-    in.read(reinterpret_cast<char *>(b), 2);
-    headerLen = b[0] | (b[1] << 8);
+absl::StatusOr<HostTensor> parseNpy(absl::string_view bytes, DType dtype,
+                                    const std::string &name) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", why));
+  };
+  if (bytes.size() < 10 || bytes.substr(0, 6) != absl::string_view("\x93NUMPY", 6))
+    return bad("not a .npy file");
+  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])); };
+  uint32_t major = byte(6);
+  size_t at = 8;
+  uint64_t headerLen = 0;
+  if (major == 1) {
+    headerLen = byte(8) | (byte(9) << 8);
+    at = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return bad("truncated header");
+    headerLen = byte(8) | (byte(9) << 8) | (byte(10) << 16) | (byte(11) << 24);
+    at = 12;
   } else {
-    unsigned char b[4];
-    in.read(reinterpret_cast<char *>(b), 4);
-    headerLen = b[0] | (b[1] << 8) | (b[2] << 16) | (uint32_t(b[3]) << 24);
+    return bad(absl::StrCat("unsupported .npy version ", major));
   }
-  if (!in || headerLen > (1u << 20))
-    return absl::InvalidArgumentError(absl::StrCat(path, ": truncated header"));
-  std::string header(headerLen, '\0');
-  if (!in.read(header.data(), headerLen))
-    return absl::InvalidArgumentError(absl::StrCat(path, ": truncated header"));
+  if (headerLen > (1u << 20) || headerLen > bytes.size() - at)
+    return bad("truncated header");
+  std::string header(bytes.substr(at, headerLen));
+  absl::string_view data = bytes.substr(at + headerLen);
 
   auto field = [&](const std::string &key) -> std::string {
     size_t k = header.find("'" + key + "'");
@@ -540,72 +545,90 @@ absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype) {
     return colon == std::string::npos ? "" : header.substr(colon + 1);
   };
   std::string descrField = field("descr");
-  size_t q1 = descrField.find('\''), q2 = descrField.find('\'', q1 + 1);
+  size_t q1 = descrField.find('\'');
+  size_t q2 = q1 == std::string::npos ? q1 : descrField.find('\'', q1 + 1);
   if (q1 == std::string::npos || q2 == std::string::npos)
-    return absl::InvalidArgumentError(absl::StrCat(path, ": no dtype in header"));
+    return bad("no dtype in header");
   std::string descr = descrField.substr(q1 + 1, q2 - q1 - 1);
-  if (field("fortran_order").find("True") == 0 ||
-      field("fortran_order").find(" True") == 0)
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": Fortran-order arrays are not supported"));
+  std::string order = field("fortran_order");
+  if (order.find("True") == 0 || order.find(" True") == 0)
+    return bad("Fortran-order arrays are not supported");
   std::string shapeField = field("shape");
   size_t p1 = shapeField.find('('), p2 = shapeField.find(')');
-  if (p1 == std::string::npos || p2 == std::string::npos)
-    return absl::InvalidArgumentError(absl::StrCat(path, ": no shape in header"));
+  if (p1 == std::string::npos || p2 == std::string::npos || p2 < p1)
+    return bad("no shape in header");
+  // Each dim a non-negative decimal; their product, and its bytes, checked.
   std::vector<int64_t> shape;
-  std::stringstream ss(shapeField.substr(p1 + 1, p2 - p1 - 1));
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.find_first_not_of(" ") == std::string::npos)
+  int64_t n = 1;
+  for (absl::string_view item : absl::StrSplit(
+           absl::string_view(shapeField).substr(p1 + 1, p2 - p1 - 1), ',')) {
+    item = absl::StripAsciiWhitespace(item);
+    if (item.empty())
       continue;
-    shape.push_back(std::stoll(item));
+    int64_t d = 0;
+    if (!absl::SimpleAtoi(item, &d) || d < 0)
+      return bad(absl::StrCat("bad dimension '", item, "' in the shape"));
+    if (shape.size() == 64)
+      return bad("more than 64 dimensions");
+    shape.push_back(d);
+    if (d != 0 && n > (int64_t{1} << 40) / d)
+      return bad("more than 2^40 elements");
+    n *= d;
   }
+  int64_t width = descr == "<f8" || descr == "<i8"   ? 8
+                  : descr == "<f4" || descr == "<i4" ? 4
+                  : descr == "<f2"                   ? 2
+                  : descr == "|b1" || descr == "|u1" ? 1
+                                                     : 0;
+  if (!width)
+    return bad(absl::StrCat("unsupported .npy dtype '", descr,
+                            "', expected <f8, <f4, <f2, <i4, <i8 or |b1"));
+  if (static_cast<uint64_t>(n) * width > data.size())
+    return bad(absl::StrCat("truncated data, expected ", n, " elements of ", descr));
 
   HostTensor t(dtype, shape);
-  int64_t n = t.numElements();
-  auto readAll = [&](auto tag) -> absl::Status {
+  const char *raw = data.data();
+  auto readAll = [&](auto tag) {
     using T = decltype(tag);
-    std::vector<T> buf(static_cast<size_t>(n));
-    if (!in.read(reinterpret_cast<char *>(buf.data()), n * sizeof(T)))
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ": truncated data, expected ", n, " elements of ", descr));
     // Integers stay exact into an integer tensor; floats into a float one
     // (rounded below); across kinds as a cast does.
-    constexpr bool intSource = std::is_integral_v<T>;
     for (int64_t i = 0; i < n; ++i) {
-      if constexpr (intSource)
-        t.setInt(i, static_cast<int64_t>(buf[i]));
+      T v;
+      std::memcpy(&v, raw + i * sizeof(T), sizeof(T));
+      if constexpr (std::is_integral_v<T>)
+        t.setInt(i, static_cast<int64_t>(v));
       else
-        t.set(i, static_cast<double>(buf[i]));
+        t.set(i, static_cast<double>(v));
     }
-    return absl::OkStatus();
   };
-  absl::Status st;
   if (descr == "<f8")
-    st = readAll(double{});
+    readAll(double{});
   else if (descr == "<f4")
-    st = readAll(float{});
+    readAll(float{});
   else if (descr == "<i4")
-    st = readAll(int32_t{});
+    readAll(int32_t{});
   else if (descr == "<i8")
-    st = readAll(int64_t{});
-  else if (descr == "|b1" || descr == "|u1")
-    st = readAll(uint8_t{});
-  else if (descr == "<f2") {
-    std::vector<uint16_t> buf(static_cast<size_t>(n));
-    if (!in.read(reinterpret_cast<char *>(buf.data()), n * 2))
-      return absl::InvalidArgumentError(absl::StrCat(path, ": truncated data"));
-    for (int64_t i = 0; i < n; ++i)
-      t.set(i, decodeFloat(DType::F16, buf[i]));
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": unsupported .npy dtype '", descr,
-                     "', expected <f8, <f4, <f2, <i4, <i8 or |b1"));
-  }
-  if (!st.ok())
-    return st;
+    readAll(int64_t{});
+  else if (width == 1)
+    readAll(uint8_t{});
+  else
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, raw + i * 2, 2);
+      t.set(i, decodeFloat(DType::F16, h));
+    }
   t.roundInPlace();
   return t;
+}
+
+absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": read error"));
+  return parseNpy(bytes, dtype, path);
 }
 
 absl::Status writeNpy(const std::string &path, const HostTensor &t) {

@@ -153,6 +153,11 @@ double decodeFloat(DType type, uint32_t bits);
 /// Reads a NumPy `.npy` file (f64, f32, f16, i32, i64, bool; C order) and
 /// rounds its values to `dtype`.
 absl::StatusOr<HostTensor> readNpy(const std::string &path, DType dtype);
+/// The same from the file's bytes; errors name `name`. Any bytes give a
+/// tensor or an error (checked dims: at most 64, 2^40 elements, no negative
+/// dim; the data's size).
+absl::StatusOr<HostTensor> parseNpy(absl::string_view bytes, DType dtype,
+                                    const std::string &name = "<npy>");
 /// Writes `tensor` as `.npy`: f32 for f32/bf16/fp8 (exact), f16, i32, i64 or
 /// bool for the others.
 absl::Status writeNpy(const std::string &path, const HostTensor &tensor);

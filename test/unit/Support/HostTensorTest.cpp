@@ -221,6 +221,52 @@ TEST(Npy, RejectsBadFiles) {
   EXPECT_NE(std::string(r.status().message()).find("truncated"), std::string::npos);
 }
 
+/// A version-1 .npy of `header` (the dict) and `data`.
+std::string npyBytes(const std::string &header, const std::string &data) {
+  std::string h = header;
+  while ((10 + h.size() + 1) % 64)
+    h += ' ';
+  h += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(h.size() & 0xff);
+  out += static_cast<char>(h.size() >> 8);
+  return out + h + data;
+}
+
+TEST(Npy, ParsesBytesAndRejectsHostileHeaders) {
+  // A good one: two int32.
+  std::string two("\x05\x00\x00\x00\xfe\xff\xff\xff", 8);
+  auto ok = parseNpy(npyBytes("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", two),
+                     DType::I64);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->ints, (std::vector<int64_t>{5, -2}));
+  // The stream reader this replaced threw std::invalid_argument (an
+  // uncaught exception: abort) on a dim that is not a number, out_of_range
+  // on one past int64, a length_error on a negative one, and allocated dims
+  // whose product wrapped or reached terabytes before reading the data. Each
+  // is an error naming the file now.
+  for (const char *shape : {"(x,)", "(-3, 4)", "(4294967296, 4294967296)",
+                            "(99999999999999999999,)", "(1099511627777,)"}) {
+    auto r = parseNpy(npyBytes(std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") +
+                                   shape + ", }",
+                               ""),
+                      DType::F32, "hostile.npy");
+    ASSERT_FALSE(r.ok()) << shape;
+    EXPECT_NE(std::string(r.status().message()).find("hostile.npy"), std::string::npos) << shape;
+  }
+  // Elements the data does not hold.
+  auto big = parseNpy(npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1000, 1000), }",
+                               std::string(64, '\0')),
+                      DType::F32);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(std::string(big.status().message()).find("truncated data"), std::string::npos);
+  // A header longer than the bytes, and an unknown version.
+  std::string cut = npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", "abcd");
+  EXPECT_FALSE(parseNpy(cut.substr(0, 20), DType::F32).ok());
+  cut[6] = 9;
+  EXPECT_FALSE(parseNpy(cut, DType::F32).ok());
+}
+
 } // namespace
 
 namespace {
