@@ -39,11 +39,17 @@ fusec_install_deps() {
   apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
-fusec_build() {
-  local launcher=()
+# ccache as the compiler launcher where it is installed: sets `launcher`.
+fusec_launcher() {
+  launcher=()
   if command -v ccache >/dev/null 2>&1; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   fi
+}
+
+fusec_build() {
+  local launcher=()
+  fusec_launcher
   if [ ! -f "$FUSEC_BUILD/build.ninja" ]; then
     cmake -G Ninja -S "$FUSEC_ROOT" -B "$FUSEC_BUILD" \
       -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@"
@@ -55,9 +61,7 @@ fusec_build() {
 # GPU machine (no LLVM there) runs.
 fusec_build_static() {
   local static="${FUSEC_STATIC_BUILD:-$FUSEC_ROOT/build-static}" launcher=()
-  if command -v ccache >/dev/null 2>&1; then
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  fi
+  fusec_launcher
   if [ ! -f "$static/build.ninja" ]; then
     cmake -G Ninja -S "$FUSEC_ROOT" -B "$static" -DCMAKE_BUILD_TYPE=Release \
       -DFUSEC_STATIC_LLVM=ON -DFUSEC_BUILD_TESTS=OFF "${launcher[@]}"
@@ -70,9 +74,7 @@ fusec_build_static() {
 # FUSEC_FUZZ_SECONDS (default 30) from its seeds.
 fusec_build_fuzz() {
   local fuzz="${FUSEC_FUZZ_BUILD:-$FUSEC_ROOT/build-fuzz}" launcher=()
-  if command -v ccache >/dev/null 2>&1; then
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  fi
+  fusec_launcher
   if [ ! -f "$fuzz/build.ninja" ]; then
     cmake -G Ninja -S "$FUSEC_ROOT" -B "$fuzz" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
