@@ -10,7 +10,7 @@ FUSEC_PACKAGES=(
   cmake ninja-build g++ python3 ccache
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libabsl-dev libgtest-dev libzstd-dev zlib1g-dev libonnx-testdata xz-utils
-  clang-22 libfuzzer-22-dev
+  clang-22 libclang-rt-22-dev libfuzzer-22-dev
 )
 
 fusec_missing_packages() {
@@ -81,5 +81,19 @@ fusec_build_fuzz() {
       -DFUSEC_FUZZ=ON -DFUSEC_BUILD_TESTS=OFF -DFUSEC_BUILD_RUNTIME_KERNELS=OFF \
       -DFUSEC_FUZZ_SECONDS="${FUSEC_FUZZ_SECONDS:-30}" "${launcher[@]}"
   fi
-  ninja -C "$fuzz" fusec-fuzzers
+  ninja -C "$fuzz" fusec-fuzzers fusec-sanitized-tools
+}
+
+# The LLVM-free runtime and its tests built with ThreadSanitizer into
+# build-tsan/: the kernel cache's threads and processes (and the fault tests)
+# run under it.
+fusec_build_tsan() {
+  local tsan="${FUSEC_TSAN_BUILD:-$FUSEC_ROOT/build-tsan}" launcher=()
+  fusec_launcher
+  if [ ! -f "$tsan/build.ninja" ]; then
+    cmake -G Ninja -S "$FUSEC_ROOT" -B "$tsan" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+      -DFUSEC_TSAN=ON -DFUSEC_BUILD_RUNTIME_KERNELS=OFF "${launcher[@]}"
+  fi
+  ninja -C "$tsan" fusec-runtime-tests
 }

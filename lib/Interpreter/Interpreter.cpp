@@ -922,7 +922,7 @@ namespace {
 /// results on the way, and the values inside kernels on the way), starting
 /// from `own`. A value that passed through f16 and was then cast to f32
 /// carries f16's rounding, whatever its final type.
-DType precisionFloor(Value result, DType own) {
+DType precisionFloor(Value result, DType own, DType *attentionInput = nullptr) {
   DType floor = own;
   auto consider = [&](Type t) {
     auto info = tensorTypeInfo(t);
@@ -939,6 +939,11 @@ DType precisionFloor(Value result, DType own) {
     Operation *def = v.getDefiningOp();
     if (!def)
       continue;
+    if (auto attention = dyn_cast<AttentionOp>(def); attention && attentionInput) {
+      auto info = tensorTypeInfo(attention.getQuery().getType());
+      if (info.ok() && toleranceFor(info->first).rtol > toleranceFor(*attentionInput).rtol)
+        *attentionInput = info->first;
+    }
     if (auto kernel = dyn_cast<KernelOp>(def))
       kernel.getBody().walk([&](Operation *inner) {
         for (Type t : inner->getResultTypes())
@@ -951,6 +956,20 @@ DType precisionFloor(Value result, DType own) {
 }
 
 } // namespace
+
+Tolerance resultTolerance(func::FuncOp func, unsigned index) {
+  Value v = func.getBody().front().getTerminator()->getOperand(index);
+  auto info = tensorTypeInfo(v.getType());
+  DType own = info.ok() ? info->first : DType::F32;
+  DType attentionInput = DType::F32;
+  Tolerance tol = toleranceFor(precisionFloor(v, own, &attentionInput));
+  if (attentionInput == DType::BF16 || attentionInput == DType::F16) {
+    double bound = attentionInput == DType::BF16 ? 2.5e-2 : 4e-3;
+    tol.rtol = std::max(tol.rtol, bound);
+    tol.atol = std::max(tol.atol, bound);
+  }
+  return tol;
+}
 
 absl::StatusOr<std::vector<Comparison>>
 checkPipelinePreservesSemantics(ModuleOp module, absl::string_view pipeline,

@@ -1,6 +1,7 @@
 //===- KernelCache.cpp - In-memory and on-disk cache of kernels -*- C++ -*-===//
 
 #include "fusec/Runtime/KernelCache.h"
+#include "fusec/Runtime/Faults.h"
 #include "fusec/Support/Sha256.h"
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -254,12 +256,23 @@ void KernelCache::writeDisk(const std::string &key, const std::string &payload) 
   if (fd < 0)
     return fail();
   std::string data = encodeEntry(key, payload);
+  // Injected faults: a disk that fills up half-way (write() fails with
+  // ENOSPC), or a process killed half-way through the temporary file.
+  size_t limit = data.size();
+  bool full = faultFires(FaultSite::CacheWrite);
+  bool kill = faultFires(FaultSite::CacheKill);
+  if (full || kill)
+    limit = data.size() / 2;
   size_t written = 0;
-  while (written < data.size()) {
-    ssize_t n = write(fd, data.data() + written, data.size() - written);
+  while (written < limit) {
+    ssize_t n = write(fd, data.data() + written, limit - written);
     if (n <= 0)
       break;
     written += static_cast<size_t>(n);
+  }
+  if (kill) {
+    fsync(fd);
+    raise(SIGKILL);
   }
   bool ok = written == data.size();
   ok &= close(fd) == 0;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fusec/Runtime/Runtime.h"
+#include "fusec/Runtime/Faults.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -110,6 +111,11 @@ absl::Status cudaError(const Driver &d, CUresult r, absl::string_view what) {
 
 Driver loadDriver() {
   Driver d;
+  if (faultFires(FaultSite::Driver)) {
+    d.status = absl::UnavailableError(
+        "no CUDA driver: cannot load libcuda.so.1 (injected fault)");
+    return d;
+  }
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *err = dlerror();
@@ -335,9 +341,13 @@ absl::StatusOr<DeviceBuffer> DeviceBuffer::allocate(int64_t bytes) {
   if (bytes == 0)
     return b;
   CUdeviceptr p = 0;
+  if (faultFires(FaultSite::Alloc))
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cuMemAlloc(", bytes, " bytes): CUDA_ERROR_OUT_OF_MEMORY (injected fault)"));
   FUSEC_CU(d, cuMemAlloc(&p, static_cast<size_t>(bytes)),
            absl::StrCat("cuMemAlloc(", bytes, " bytes)"));
   b.ptr = p;
+  detail::addLiveDeviceBytes(bytes);
   return b;
 }
 
@@ -351,8 +361,10 @@ DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&o) noexcept {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr && ready().ok())
+  if (ptr && ready().ok()) {
     driver().cuMemFree(ptr);
+    detail::addLiveDeviceBytes(-bytes);
+  }
 }
 
 static absl::Status checkRange(int64_t want, int64_t have, const char *what) {
@@ -431,6 +443,10 @@ absl::StatusOr<Module> Module::loadCubin(absl::string_view image) {
   // The driver needs the image aligned and alive for the call only.
   std::string copy(image);
   CUmodule m = nullptr;
+  if (faultFires(FaultSite::Module))
+    return absl::InternalError(absl::StrCat(
+        "cuModuleLoadData(", image.size(),
+        "-byte image): CUDA_ERROR_INVALID_IMAGE (injected fault)"));
   FUSEC_CU(d, cuModuleLoadData(&m, copy.data()),
            absl::StrCat("cuModuleLoadData(", image.size(), "-byte image)"));
   return Module(m);
@@ -555,6 +571,9 @@ absl::StatusOr<std::string> compilePtx(absl::string_view ptx,
   const JitLink &j = jitLink();
   if (!j.status.ok())
     return j.status;
+  if (faultFires(FaultSite::JitLink))
+    return absl::InvalidArgumentError(
+        "nvJitLink could not compile the PTX (code 6): (injected fault)");
   std::string target(arch);
   if (target.empty()) {
     target = ptxTarget(ptx);

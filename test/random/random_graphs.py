@@ -1,26 +1,40 @@
 #!/usr/bin/env python3
-"""Random valid fusec graphs, each checked by `fusec-run --reference
---verify-pipeline`: the graph before and after a pass pipeline on the same
-random inputs, in the reference interpreter (issue #19, random differential
-testing).
+"""Random valid fusec graphs, each checked against the reference interpreter
+(issue #19, random differential testing): by default the graph before and
+after a pass pipeline (`fusec-run --reference --verify-pipeline`, no GPU);
+with --gpu the whole JIT path (pipeline, code generation, run on the GPU)
+against the interpreter, optionally under compute-sanitizer.
 
-usage: random_graphs.py FUSEC_RUN [--count N] [--seed S] [--pipeline P]
-                        [--dtype f32|bf16|f16|mixed] [--keep DIR]
+usage: random_graphs.py FUSEC_RUN [--count N] [--first I] [--seed S]
+                        [--pipeline P] [--dtype f32|bf16|f16|mixed]
+                        [--gpu [--sanitize TOOL]] [--jobs J] [--minimize]
+                        [--keep DIR] [--json FILE] [--deadline SECONDS]
 
 Each graph draws 3 to 12 ops from elementwise (binary with broadcasts,
-unary, transcendentals), reductions over any dims, movement (transpose,
-reshape, slice, concat, broadcast), casts, composites (softmax, layer_norm,
-rms_norm, gelu, silu) and matmuls, on odd and size-1 shapes. A graph whose
-check fails is written to --keep (or the temp dir) and named; the exit
-status is the number of failures (capped at 1), so that a ctest entry fails
-on any mismatch or crash.
+unary, transcendentals, guarded div/sqrt/rsqrt/log/pow, compare and select),
+reductions over any dims, movement (transpose, reshape, slice, concat,
+broadcast), casts (fp8 round trips among them), integer chains, gathers
+(embedding rows and columns), composites (softmax, layer_norm, rms_norm,
+gelu, silu), matmuls and attention (GQA, causal, key masks), on odd and
+size-1 shapes; it returns every value nothing else uses. A graph whose check
+fails is written to --keep (or the temp dir) and named, with --minimize also
+its shortest failing prefix (graph_S_I_minK.mlir: the first K ops, the same
+draws); the exit status is 1 on any mismatch, crash or hang, so that a ctest
+entry fails.
 """
 import argparse
+import concurrent.futures
+import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
+import time
+
+
+FLOATS = ("f32", "bf16", "f16")
 
 
 def ttype(shape, dt):
@@ -56,7 +70,8 @@ class Graph:
         return self.values[-1]
 
     def pick(self, dt=None, rank_min=0):
-        pool = [v for v in self.values if (dt is None or v[2] == dt) and len(v[1]) >= rank_min]
+        pool = [v for v in self.values if (v[2] == dt if dt else v[2] in FLOATS)
+                and len(v[1]) >= rank_min]
         if not pool or self.rng.random() < 0.15:
             return self.arg(self.shape() if rank_min <= 1 else
                             [self.rng.choice([2, 3, 8, 17]) for _ in range(max(rank_min, 2))],
@@ -70,20 +85,151 @@ class Graph:
 
     def op(self):
         r = self.rng.random()
-        if r < 0.25:
+        if r < 0.20:
             self.binary()
-        elif r < 0.40:
+        elif r < 0.32:
             self.unary()
-        elif r < 0.52:
+        elif r < 0.36:
+            self.guarded()
+        elif r < 0.46:
             self.reduce()
-        elif r < 0.66:
+        elif r < 0.58:
             self.movement()
-        elif r < 0.72:
+        elif r < 0.63:
             self.cast()
-        elif r < 0.88:
+        elif r < 0.76:
             self.composite()
-        else:
+        elif r < 0.86:
             self.matmul()
+        elif r < 0.89:
+            self.select()
+        elif r < 0.92:
+            self.gather()
+        elif r < 0.95:
+            self.integer()
+        elif r < 0.97:
+            self.fp8()
+        else:
+            self.attention()
+
+    def const(self, value, shape, dt):
+        name = self.fresh()
+        self.lines.append(f"  {name} = fusec.constant dense<{value}> : {ttype(shape, dt)}")
+        return name
+
+    def guarded(self):
+        """Ops defined on part of the line, fed |x| + 1: div, sqrt, rsqrt, log,
+        pow; and sin, cos."""
+        name, shape, dt = self.pick()
+        t = ttype(shape, dt)
+        kind = self.rng.choice(["div", "sqrt", "rsqrt", "log", "pow", "sin", "cos"])
+        if kind in ("sin", "cos"):
+            self.emit(f"fusec.{kind} {name} : {t}", shape, dt)
+            return
+        a = self.fresh()
+        self.lines.append(f"  {a} = fusec.abs {name} : {t}")
+        one = self.const("1.0", shape, dt)
+        pos = self.fresh()
+        self.lines.append(f"  {pos} = fusec.add {a}, {one} : {t}")
+        if kind == "div":
+            num = self.pick(dt)
+            if num[1] != shape:
+                num = self.arg(shape, dt)
+            self.emit(f"fusec.div {num[0]}, {pos} : {t}", shape, dt)
+        elif kind == "pow":
+            e = self.const(self.rng.choice(["2.0", "0.5", "-1.5", "3.0"]), shape, dt)
+            self.emit(f"fusec.pow {pos}, {e} : {t}", shape, dt)
+        else:
+            self.emit(f"fusec.{kind} {pos} : {t}", shape, dt)
+
+    def select(self):
+        """compare and select: the choice flips with rounding, the value does not."""
+        name, shape, dt = self.pick()
+        same = [v for v in self.values if v[1] == shape and v[2] == dt and v[0] != name]
+        other = self.rng.choice(same)[0] if same else self.arg(shape, dt)[0]
+        t = ttype(shape, dt)
+        pred = self.rng.choice(["lt", "le", "gt", "ge"])
+        m = self.fresh()
+        self.lines.append(f"  {m} = fusec.compare {pred}, {name}, {other} : {t}")
+        # Choosing between the compared values keeps the result continuous
+        # (a mask cast to numbers, or a choice between other values, would
+        # flip with any rounding).
+        if self.rng.random() < 0.5:
+            self.emit(f"fusec.select {m}, {name}, {other} : {t}", shape, dt)
+        else:
+            self.emit(f"fusec.select {m}, {other}, {name} : {t}", shape, dt)
+
+    def gather(self):
+        """An embedding lookup (axis 0) or a column gather (axis 1) from a
+        table argument at i32/i64 index arguments (drawn in range)."""
+        dt = self.dt()
+        rows, cols = self.rng.choice([3, 17, 64, 100]), self.rng.choice([1, 5, 16, 33, 64])
+        idx_shape = self.rng.choice([[1], [7], [2, 9], [4, 1]])
+        it = self.rng.choice(["i32", "i64"])
+        table = self.arg([rows, cols], dt)
+        ids = self.arg(idx_shape, it)
+        axis = 0 if self.rng.random() < 0.75 else 1
+        out = idx_shape + [cols] if axis == 0 else [rows] + idx_shape
+        self.emit(f"fusec.gather {table[0]}[{ids[0]}] axis {axis} : ({ttype([rows, cols], dt)}, "
+                  f"{ttype(idx_shape, it)}) -> {ttype(out, dt)}", out, dt)
+
+    def integer(self):
+        """A chain on integer arguments (values in [-8, 8)), cast to a float."""
+        it = self.rng.choice(["i32", "i64"])
+        shape = self.shape()
+        t = ttype(shape, it)
+        a = self.arg(shape, it)[0]
+        b = self.arg(shape, it)[0]
+        cur = a
+        for _ in range(self.rng.randint(1, 3)):
+            kind = self.rng.choice(["add", "sub", "mul", "max", "min", "abs", "neg"])
+            nxt = self.fresh()
+            if kind in ("abs", "neg"):
+                self.lines.append(f"  {nxt} = fusec.{kind} {cur} : {t}")
+            else:
+                self.lines.append(f"  {nxt} = fusec.{kind} {cur}, {b} : {t}")
+            cur = nxt
+        dt = self.dt()
+        self.emit(f"fusec.cast {cur} : {t} to {ttype(shape, dt)}", shape, dt)
+
+    def fp8(self):
+        """A quantize/dequantize round trip through an fp8 type."""
+        name, shape, dt = self.pick()
+        f8 = self.rng.choice(["f8E4M3FN", "f8E5M2"])
+        q = self.fresh()
+        self.lines.append(f"  {q} = fusec.cast {name} : {ttype(shape, dt)} to {ttype(shape, f8)}")
+        self.emit(f"fusec.cast {q} : {ttype(shape, f8)} to {ttype(shape, dt)}", shape, dt)
+
+    def attention(self):
+        """Scaled dot-product attention on bf16/f16 arguments (the intrinsic's
+        types and head dims), GQA, causal and key masks; the result cast to
+        the graph's type."""
+        at = self.rng.choice(["bf16", "f16"])
+        b = self.rng.choice([1, 2])
+        hkv = self.rng.choice([1, 2])
+        h = hkv * self.rng.choice([1, 2])
+        sq = self.rng.choice([1, 5, 17, 64, 130])
+        skv = self.rng.choice([1, 7, 64, 129])
+        d = self.rng.choice([64, 128])
+        q = self.arg([b, h, sq, d], at)
+        k = self.arg([b, hkv, skv, d], at)
+        v = self.arg([b, hkv, skv, d], at)
+        attrs = [f"scale = {1.0 / d ** 0.5:.6f} : f64"]
+        if self.rng.random() < 0.4:
+            attrs.append("causal")
+        mask = ""
+        if self.rng.random() < 0.3:
+            m = self.arg([b, skv], "i1")
+            mask = f" mask {m[0]} : {ttype([b, skv], 'i1')}"
+        qt, kt = ttype([b, h, sq, d], at), ttype([b, hkv, skv, d], at)
+        o = self.fresh()
+        self.lines.append(f"  {o} = fusec.attention {q[0]}, {k[0]}, {v[0]}{mask} {{{', '.join(attrs)}}} "
+                          f": ({qt}, {kt}, {kt}) -> {qt}")
+        dt = self.dt()
+        if dt == at:
+            self.values.append((o, [b, h, sq, d], at))
+        else:
+            self.emit(f"fusec.cast {o} : {qt} to {ttype([b, h, sq, d], dt)}", [b, h, sq, d], dt)
 
     def binary(self):
         a = self.pick()
@@ -198,8 +344,13 @@ class Graph:
     def text(self, ops):
         for _ in range(ops):
             self.op()
-        # Return the last two computed values (or one).
-        results = [v for v in self.values if v[0].startswith("%v")][-2:]
+        # Return the computed values nothing uses (the last six of them), so
+        # that little of the graph is dead.
+        body_text = "\n".join(self.lines)
+        uses = {}
+        for tok in re.findall(r"%v[0-9]+\b", body_text):
+            uses[tok] = uses.get(tok, 0) + 1
+        results = [v for v in self.values if v[0].startswith("%v") and uses.get(v[0], 0) == 1][-6:]
         if not results:
             results = [self.values[-1]]
         params = ", ".join(f"{n}: {ttype(s, d)}" for n, s, d in self.args)
@@ -209,40 +360,138 @@ class Graph:
                 f"  return {', '.join(n for n, _, _ in results)} : {rtypes}\n}}\n")
 
 
+def graph_text(seed, i, dtype, ops=None):
+    """Graph i of a seed; with `ops`, its first `ops` ops only (the same
+    draws, so a prefix of the whole graph: what minimization shrinks)."""
+    rng = random.Random(seed * 1000003 + i)
+    n = rng.randint(3, 12)
+    return Graph(rng, dtype).text(n if ops is None else min(ops, n)), n
+
+
+def check(a, path, i):
+    """(ok, why, seconds) of one graph: the reference path (pipeline before
+    and after), or with --gpu the whole JIT path against the interpreter,
+    under compute-sanitizer when asked."""
+    if a.gpu:
+        cmd = [a.fusec_run, path, f"--seed={i + 1}", "--runs=1", "--warmup=0"]
+        if a.sanitize:
+            cmd = [a.sanitizer, "--tool", a.sanitize, "--error-exitcode=97",
+                   "--print-limit=5"] + cmd
+    else:
+        cmd = [a.fusec_run, path, "--reference", f"--verify-pipeline={a.pipeline}",
+               "--trials=1", f"--seed={i + 1}"]
+    start = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+        ok, why = r.returncode == 0, (r.stdout + r.stderr)[-1500:]
+        if r.returncode == 97:
+            why = "sanitizer error\n" + why
+        elif r.returncode < 0:
+            why = f"killed by signal {-r.returncode}\n" + why
+    except subprocess.TimeoutExpired:
+        ok, why = False, f"timed out after {a.timeout} s"
+    return ok, why, time.time() - start
+
+
+def classify(why):
+    if why.startswith("timed out"):
+        return "hang"
+    if why.startswith("sanitizer error"):
+        return "sanitizer"
+    if why.startswith("killed by signal"):
+        return "crash"
+    low = why.lower()
+    if "mismatch" in low or "does not match" in low or "changes the graph" in low:
+        return "wrong"
+    if "Segmentation" in why or "Aborted" in why or "LLVM ERROR" in why or "internal error" in why:
+        return "crash"
+    return "error"
+
+
+def minimize(a, i, full_ops, keep):
+    """The shortest prefix of graph i that still fails: a reproducer."""
+    best = None
+    for ops in range(1, full_ops):
+        text, _ = graph_text(a.seed, i, a.dtype, ops)
+        path = os.path.join(keep, f"graph_{a.seed}_{i}_min{ops}.mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        ok, why, _ = check(a, path, i)
+        if not ok:
+            best = (path, why)
+            break
+        os.remove(path)
+    return best
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("fusec_run")
     p.add_argument("--count", type=int, default=200)
+    p.add_argument("--first", type=int, default=0, help="index of the first graph")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--pipeline", default="fusec-pipeline")
     p.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16", "mixed"])
     p.add_argument("--keep")
     p.add_argument("--timeout", type=float, default=60)
+    p.add_argument("--gpu", action="store_true",
+                   help="run each graph on the GPU (fusec-run's JIT path) against the interpreter")
+    p.add_argument("--sanitize", choices=["memcheck", "racecheck", "initcheck", "synccheck"],
+                   help="with --gpu: under compute-sanitizer with this tool")
+    p.add_argument("--sanitizer", default="compute-sanitizer")
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--minimize", action="store_true",
+                   help="shrink each failure to its shortest failing prefix")
+    p.add_argument("--json", help="write a summary (counts, failures) here")
+    p.add_argument("--deadline", type=float,
+                   help="start no graph after this many seconds (the rest count as not run)")
     a = p.parse_args()
     keep = a.keep or tempfile.mkdtemp(prefix="fusec-random-")
     os.makedirs(keep, exist_ok=True)
-    failures = []
-    for i in range(a.count):
-        rng = random.Random(a.seed * 1000003 + i)
-        text = Graph(rng, a.dtype).text(rng.randint(3, 12))
+
+    def one(i):
+        if a.deadline and time.time() - start > a.deadline:
+            return None
+        text, n = graph_text(a.seed, i, a.dtype)
         path = os.path.join(keep, f"graph_{a.seed}_{i}.mlir")
         with open(path, "w") as f:
             f.write(text)
-        try:
-            r = subprocess.run([a.fusec_run, path, "--reference", f"--verify-pipeline={a.pipeline}",
-                                "--trials=1", f"--seed={i + 1}"],
-                               capture_output=True, text=True, timeout=a.timeout)
-            ok, why = r.returncode == 0, (r.stdout + r.stderr)[-800:]
-        except subprocess.TimeoutExpired:
-            ok, why = False, f"timed out after {a.timeout} s"
+        ok, why, secs = check(a, path, i)
         if ok:
             os.remove(path)
-        else:
-            failures.append((path, why))
-            print(f"FAIL {path}:\n{why}", flush=True)
-    print(f"random graphs ({a.dtype}, {a.pipeline}, seed {a.seed}): "
-          f"{a.count - len(failures)}/{a.count} pass")
-    return 1 if failures else 0
+        return i, n, path, ok, why, secs
+
+    start = time.time()
+    failures = []
+    ran = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+        for r in pool.map(one, range(a.first, a.first + a.count)):
+            if r is None:
+                continue
+            ran += 1
+            i, n, path, ok, why, secs = r
+            if not ok:
+                kind = classify(why)
+                entry = {"graph": path, "index": i, "kind": kind, "why": why}
+                if a.minimize:
+                    m = minimize(a, i, n, keep)
+                    if m:
+                        entry["minimized"] = m[0]
+                failures.append(entry)
+                print(f"FAIL ({kind}) {path}:\n{why}", flush=True)
+    mode = ("gpu" + (f"+{a.sanitize}" if a.sanitize else "")) if a.gpu else a.pipeline
+    print(f"random graphs ({a.dtype}, {mode}, seed {a.seed}): "
+          f"{ran - len(failures)}/{ran} pass in {time.time() - start:.0f} s"
+          + (f" ({a.count - ran} not run: deadline)" if ran < a.count else ""))
+    if a.json:
+        kinds = {}
+        for f in failures:
+            kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+        with open(a.json, "w") as f:
+            json.dump({"dtype": a.dtype, "mode": mode, "seed": a.seed, "first": a.first,
+                       "count": ran, "passed": ran - len(failures), "kinds": kinds,
+                       "seconds": round(time.time() - start, 1), "failures": failures}, f, indent=1)
+    return 1 if failures or ran == 0 else 0
 
 
 if __name__ == "__main__":

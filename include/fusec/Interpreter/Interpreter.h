@@ -67,6 +67,17 @@ checkPipelinePreservesSemantics(mlir::ModuleOp module,
                                 absl::string_view pipeline,
                                 absl::string_view function, uint64_t seed);
 
+/// The tolerance that judges result `index` of `func` computed by fusec
+/// (the JIT's kernels) against the interpreter's: that of the least precise
+/// float type among the values it depends on (a value that passed through
+/// bf16 keeps bf16's rounding whatever its final type), widened where it
+/// depends on `fusec.attention`: the intrinsic rounds the probabilities to
+/// its input type before P·V, and each output averages values of both
+/// signs, so its error is a few roundings of the input type relative to V
+/// rather than to the output (the intrinsic's own tests' bound: 2.5e-2
+/// for bf16, 4e-3 for f16, absolute and relative).
+Tolerance resultTolerance(mlir::func::FuncOp func, unsigned index);
+
 } // namespace fusec
 
 #endif // FUSEC_INTERPRETER_INTERPRETER_H

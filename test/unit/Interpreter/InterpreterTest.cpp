@@ -279,3 +279,34 @@ TEST_F(InterpreterTest, DifferentialCheckCatchesAWrongRewrite) {
 }
 
 } // namespace
+
+namespace {
+
+TEST_F(InterpreterTest, ResultToleranceFollowsWhatHeldTheValue) {
+  module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @f(%x: tensor<8xf32>, %h: tensor<8xbf16>, %q: tensor<1x1x4x64xf16>)
+        -> (tensor<8xf32>, tensor<8xf32>, tensor<1x1x4x64xf32>, tensor<8xf16>) {
+      %a = fusec.exp %x : tensor<8xf32>
+      %b = fusec.cast %h : tensor<8xbf16> to tensor<8xf32>
+      %c = fusec.add %a, %b : tensor<8xf32>
+      %o = fusec.attention %q, %q, %q {scale = 0.125 : f64}
+             : (tensor<1x1x4x64xf16>, tensor<1x1x4x64xf16>, tensor<1x1x4x64xf16>) -> tensor<1x1x4x64xf16>
+      %p = fusec.cast %o : tensor<1x1x4x64xf16> to tensor<1x1x4x64xf32>
+      %d = fusec.cast %a : tensor<8xf32> to tensor<8xf16>
+      return %a, %c, %p, %d : tensor<8xf32>, tensor<8xf32>, tensor<1x1x4x64xf32>, tensor<8xf16>
+    })mlir", context.get());
+  ASSERT_TRUE(module);
+  auto func = findFunction(*module, "");
+  ASSERT_TRUE(func.ok());
+  // f32 all the way: f32's tolerance.
+  EXPECT_EQ(resultTolerance(*func, 0).rtol, toleranceFor(DType::F32).rtol);
+  // Through bf16, then f32: bf16's.
+  EXPECT_EQ(resultTolerance(*func, 1).rtol, toleranceFor(DType::BF16).rtol);
+  // f16 attention, cast to f32: the intrinsic's own bound.
+  EXPECT_EQ(resultTolerance(*func, 2).rtol, 4e-3);
+  EXPECT_EQ(resultTolerance(*func, 2).atol, 4e-3);
+  // Stored as f16: f16's.
+  EXPECT_EQ(resultTolerance(*func, 3).rtol, toleranceFor(DType::F16).rtol);
+}
+
+} // namespace

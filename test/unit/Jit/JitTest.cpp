@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -563,4 +564,134 @@ TEST(Jit, CompilesAnOnnxModelOncePerShape) {
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_NE(second->get(), first->get());
   EXPECT_EQ((*second)->inputs()[0].shape, (std::vector<int64_t>{1, 24}));
+}
+
+//===----------------------------------------------------------------------===//
+// Fault injection (issue #19): failures in the toolchain and the device
+// allocator leave no half-built Executable and no device memory behind.
+//===----------------------------------------------------------------------===//
+
+#include "fusec/Runtime/Faults.h"
+
+namespace {
+
+struct ClearFaultsAtExit {
+  ~ClearFaultsAtExit() { rt::clearFaults(); }
+};
+
+/// A matmul whose result feeds a row kernel: owned intermediates, a tensor
+/// map table and two modules.
+const char *kSetupGraph = R"mlir(
+func.func @f(%x: tensor<128x256xbf16>, %w: tensor<256x192xbf16>, %b: tensor<128x192xf32>)
+    -> tensor<128x192xf32> {
+  %m = fusec.matmul %x, %w : (tensor<128x256xbf16>, tensor<256x192xbf16>) -> tensor<128x192xf32>
+  %s = fusec.softmax %m dim 1 : tensor<128x192xf32>
+  %r = fusec.add %s, %b : tensor<128x192xf32>
+  return %r : tensor<128x192xf32>
+}
+)mlir";
+
+/// Runs `exec` on fixed random inputs; the result's bytes.
+std::string runSetupGraph(Executable &exec) {
+  HostTensor x = randomTensor(DType::BF16, {128, 256}, 21);
+  HostTensor w = randomTensor(DType::BF16, {256, 192}, 22);
+  HostTensor b = randomTensor(DType::F32, {128, 192}, 23);
+  rt::DeviceBuffer bx = upload(x), bw = upload(w), bb = upload(b);
+  auto out = rt::DeviceBuffer::allocate(128 * 192 * 4);
+  EXPECT_TRUE(out.ok() && out->fill(0xFF).ok());
+  auto stream = rt::Stream::create();
+  EXPECT_TRUE(stream.ok());
+  EXPECT_TRUE(exec.run({&bx, &bw, &bb}, {&*out}, *stream).ok());
+  EXPECT_TRUE(stream->synchronize().ok());
+  std::string bytes(128 * 192 * 4, '\0');
+  EXPECT_TRUE(out->copyToHost(bytes.data(), bytes.size()).ok());
+  return bytes;
+}
+
+} // namespace
+
+TEST(Jit, NvJitLinkFailureIsNotCached) {
+  ClearFaultsAtExit guard;
+  JitOptions options = freshOptions("fault-link");
+  options.target = "sm_90a";
+  options.function = "vadd";
+  auto jit = Jit::create(options);
+  ASSERT_TRUE(jit.ok());
+  std::string text = readExample("ptx/vector_add.mlir");
+  rt::injectFault(rt::FaultSite::JitLink, 1);
+  auto failed = (*jit)->compile(text);
+  ASSERT_FALSE(failed.ok());
+  if (failed.status().message().find("nvJitLink not found") != std::string::npos)
+    GTEST_SKIP() << failed.status().message();
+  EXPECT_NE(failed.status().message().find("(injected fault)"), std::string::npos)
+      << failed.status();
+  // The next compile links again (the failure was cached nowhere) and
+  // writes the disk entry a new Jit then reads.
+  auto r = (*jit)->compile(text);
+  if (rt::available().ok())
+    ASSERT_TRUE(r.ok()) << r.status();
+  else
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  EXPECT_EQ((*jit)->cacheStats().compiles, 2);
+  auto again = Jit::create(options);
+  ASSERT_TRUE(again.ok());
+  (void)(*again)->compile(text);
+  EXPECT_EQ((*again)->cacheStats().diskHits, 1);
+  EXPECT_EQ((*again)->cacheStats().compiles, 0);
+}
+
+TEST(Jit, AllocationFailuresDuringSetupLeaveNothingBehind) {
+  REQUIRE_GPU();
+  ClearFaultsAtExit guard;
+  JitOptions options = freshOptions("fault-alloc");
+  std::string want;
+  {
+    auto clean = Jit::create(options);
+    ASSERT_TRUE(clean.ok());
+    auto exec = (*clean)->compile(kSetupGraph);
+    ASSERT_TRUE(exec.ok()) << exec.status();
+    ASSERT_GE((*exec)->kernels().size(), 2u);
+    want = runSetupGraph(**exec);
+  }
+  int64_t before = rt::liveDeviceBytes();
+  auto jit = Jit::create(options);
+  ASSERT_TRUE(jit.ok());
+  int failures = 0;
+  for (int n = 1; n <= 64; ++n) {
+    rt::injectFault(rt::FaultSite::Alloc, n);
+    auto exec = (*jit)->compile(kSetupGraph);
+    if (exec.ok()) {
+      rt::clearFaults();
+      break; // the setup needs fewer than n allocations
+    }
+    ++failures;
+    EXPECT_EQ(exec.status().code(), absl::StatusCode::kResourceExhausted) << exec.status();
+    EXPECT_NE(exec.status().message().find("cuMemAlloc"), std::string::npos) << exec.status();
+    EXPECT_EQ(rt::liveDeviceBytes(), before)
+        << "allocation " << n << " failed and device memory stayed allocated";
+  }
+  EXPECT_GE(failures, 1) << "the setup allocates device memory";
+  std::printf("setup of the graph: %d allocations, each failed in turn\n", failures);
+  // Then the same Jit builds a whole Executable that computes what a clean
+  // one does.
+  rt::clearFaults();
+  auto exec = (*jit)->compile(kSetupGraph);
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  EXPECT_EQ(runSetupGraph(**exec), want);
+  exec->reset();
+  jit->reset(); // its Executable cache held the last one
+  EXPECT_EQ(rt::liveDeviceBytes(), before);
+
+  // A module that fails to load is an error too, and is not cached.
+  auto fresh = Jit::create(freshOptions("fault-module"));
+  ASSERT_TRUE(fresh.ok());
+  rt::injectFault(rt::FaultSite::Module, 1);
+  auto failed = (*fresh)->compile(kSetupGraph);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("(injected fault)"), std::string::npos)
+      << failed.status();
+  EXPECT_EQ(rt::liveDeviceBytes(), before);
+  auto loaded = (*fresh)->compile(kSetupGraph);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(runSetupGraph(**loaded), want);
 }

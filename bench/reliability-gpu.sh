@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (device tool, `carry: [".device"]`) from the
+# repository root: issue #19's GPU campaigns with the static tools
+#   FUSEC_GPU_TOOLS="fusec-run fusec-opt fusec-runtime-tests fusec-jit-tests" bash bench/stage-gpu.sh
+# put in .device/. In one call:
+# 1. the runtime and JIT tests on the GPU (the fault-injection tests among
+#    them: allocations failing one by one through an Executable's setup, a
+#    module that fails to load, nvJitLink failing);
+# 2. faults injected into fusec-run (FUSEC_INJECT_FAULTS), each outcome
+#    checked: a clean error or a correct result, and a cache that still works;
+# 3. random graphs (test/random/random_graphs.py --gpu): the whole JIT path
+#    against the interpreter, RANDOM_COUNT graphs per type (f32, bf16, f16,
+#    mixed) from RANDOM_FIRST, until RANDOM_SECONDS have passed;
+# 4. a sample of them under compute-sanitizer memcheck and racecheck.
+# The summary and the fault table under $OUT; every log, each campaign's
+# JSON and every failing graph in $OUT/results.tar.xz; a short table last.
+set -uo pipefail
+# Everything goes to $OUT/work, packed at the end into $OUT/results.tar.xz
+# (the device tool brings back few files); the summary stays beside it.
+FINAL="${OUT:-$PWD/bench/out}"
+OUT="$FINAL/work"
+mkdir -p "$OUT"
+D="$PWD/.device"
+[ -f "$D/bin.tar.xz" ] && [ ! -x "$D/bin/fusec-run" ] && tar -C "$D" -xJf "$D/bin.tar.xz"
+BIN="$D/bin"
+export LD_LIBRARY_PATH="$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export FUSEC_SOURCE_DIR="$PWD"
+export FUSEC_CACHE_DIR="${FUSEC_CACHE_DIR:-$(mktemp -d)/fusec-cache}"
+export PYTHONUNBUFFERED=1
+JOBS=${JOBS:-$(nproc)}
+COUNT=${RANDOM_COUNT:-2500}
+FIRST=${RANDOM_FIRST:-0}
+SECONDS_PER_TYPE=${RANDOM_SECONDS:-90}
+SAN_COUNT=${SANITIZE_COUNT:-64}
+{
+  date -u +"date: %Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+  compute-sanitizer --version 2>&1 | tail -1
+} > "$OUT/machine.txt"
+cat "$OUT/machine.txt"
+summary="$OUT/summary.txt"
+: > "$summary"
+
+# 1. The runtime and JIT tests.
+for t in fusec-runtime-tests fusec-jit-tests; do
+  if [ -x "$BIN/$t" ]; then
+    timeout 300 "$BIN/$t" > "$OUT/$t.log" 2>&1
+    rc=$?
+    line=$(grep -E '^\[  PASSED  \]|FAILED TEST|tests? ran' "$OUT/$t.log" | tr '\n' ' ')
+    echo "$t: rc=$rc $line" | tee -a "$summary"
+  fi
+done
+
+# 2. Faults injected into fusec-run.
+G="$PWD/test/lit/tools/Inputs/elementwise.mlir"
+M="$OUT/matmul.mlir"
+cat > "$M" <<'EOF'
+func.func @f(%x: tensor<300x256xbf16>, %w: tensor<256x192xbf16>, %b: tensor<300x192xf32>) -> tensor<300x192xf32> {
+  %m = fusec.matmul %x, %w : (tensor<300x256xbf16>, tensor<256x192xbf16>) -> tensor<300x192xf32>
+  %s = fusec.softmax %m dim 1 : tensor<300x192xf32>
+  %r = fusec.add %s, %b : tensor<300x192xf32>
+  return %r : tensor<300x192xf32>
+}
+EOF
+faults="$OUT/faults.txt"
+: > "$faults"
+# fault NAME SPEC EXPECT GRAPH: EXPECT is "error:TEXT" (exit 1 or 2 and TEXT
+# in the output) or "ok" (exit 0: the result matched the interpreter).
+fault() {
+  local name=$1 spec=$2 expect=$3 graph=$4 log="$OUT/fault-$1.log" rc outcome
+  FUSEC_INJECT_FAULTS="$spec" timeout 120 "$BIN/fusec-run" "$graph" --runs=1 --warmup=0 > "$log" 2>&1
+  rc=$?
+  case $expect in
+    ok) [ $rc = 0 ] && outcome=as-expected || outcome=UNEXPECTED ;;
+    error:*) if { [ $rc = 1 ] || [ $rc = 2 ]; } && grep -qF "${expect#error:}" "$log"; then outcome=as-expected; else outcome=UNEXPECTED; fi ;;
+    killed) [ $rc = 137 ] && outcome=as-expected || outcome=UNEXPECTED ;;
+    any) if [ $rc = 0 ]; then outcome=not-reached
+         elif { [ $rc = 1 ] || [ $rc = 2 ]; } && grep -qF "injected fault" "$log"; then outcome=as-expected
+         else outcome=UNEXPECTED; fi ;;
+  esac
+  # After every fault the same command without it must work (and match).
+  timeout 120 "$BIN/fusec-run" "$graph" --runs=1 --warmup=0 > "$log.after" 2>&1
+  local after=$?
+  [ $after = 0 ] && after=ok || after="FAIL($after)"
+  printf '%-22s %-26s rc=%-4s %-12s then without the fault: %s | %s\n' "$name" "$spec" "$rc" "$outcome" "$after" \
+    "$(grep -m1 -E 'error|injected|match|result #0' "$log" | cut -c1-150)" | tee -a "$faults"
+}
+fault driver driver "error:no CUDA driver" "$G"
+# Each compile-time fault starts from an empty kernel cache (a cached cubin
+# never reaches nvJitLink).
+rm -rf "$FUSEC_CACHE_DIR"
+fault nvjitlink nvjitlink "error:injected fault" "$G"
+rm -rf "$FUSEC_CACHE_DIR"
+fault module module@1 "error:injected fault" "$G"
+for n in 1 2 3 4 5 6 8 10; do
+  fault "alloc-$n" "alloc@$n" "any" "$M"
+done
+fault cache-write cache-write ok "$M"
+rm -rf "$FUSEC_CACHE_DIR"
+fault cache-kill cache-kill@1 killed "$M"
+# The cache directory a regular file: compiles are served, nothing written.
+FUSEC_CACHE_DIR="$G/cache" timeout 120 "$BIN/fusec-run" "$M" --runs=1 --warmup=0 > "$OUT/fault-nodir.log" 2>&1
+echo "cache-dir-unwritable   FUSEC_CACHE_DIR=<file>/cache rc=$? (0: served)" | tee -a "$faults"
+unexpected=$(grep -c UNEXPECTED "$faults")
+after_fail=$(grep -c 'then without the fault: FAIL' "$faults")
+echo "faults injected into fusec-run: $(grep -c ' rc=' "$faults") cases, $unexpected unexpected outcomes, $after_fail later runs failing" | tee -a "$summary"
+
+# 3. Random graphs, the whole JIT path against the interpreter.
+seed=0
+for dt in f32 bf16 f16 mixed; do
+  seed=$((seed + 1))
+  python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --dtype $dt --seed $((100 + seed)) \
+    --first "$FIRST" --count "$COUNT" --jobs "$JOBS" --deadline "$SECONDS_PER_TYPE" --minimize \
+    --keep "$OUT/random-$dt" --json "$OUT/random-$dt.json" --timeout 120 > "$OUT/random-$dt.log" 2>&1
+  tail -1 "$OUT/random-$dt.log" | tee -a "$summary"
+done
+
+# 4. A sample under the sanitizers.
+python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --sanitize memcheck --dtype mixed --seed 201 \
+  --count "$SAN_COUNT" --jobs "$JOBS" --keep "$OUT/memcheck" --json "$OUT/memcheck.json" --timeout 300 \
+  > "$OUT/memcheck.log" 2>&1
+tail -1 "$OUT/memcheck.log" | tee -a "$summary"
+python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --sanitize racecheck --dtype mixed --seed 202 \
+  --count $((SAN_COUNT / 2)) --jobs "$JOBS" --keep "$OUT/racecheck" --json "$OUT/racecheck.json" --timeout 300 \
+  > "$OUT/racecheck.log" 2>&1
+tail -1 "$OUT/racecheck.log" | tee -a "$summary"
+
+cp "$summary" "$faults" "$OUT/machine.txt" "$FINAL/"
+tar -C "$OUT" -cJf "$FINAL/results.tar.xz" . && rm -rf "$OUT"
+echo
+echo "== summary =="
+cat "$FINAL/summary.txt"
