@@ -660,6 +660,9 @@ absl::Status importSplit(Importer &I) {
     int64_t parts = static_cast<int64_t>(I.numOutputs());
     if (I.opset >= 18 && I.attrInt("num_outputs", 0) > 0)
       parts = I.attrInt("num_outputs", 0);
+    // A Split with no outputs (fuzz_onnx: a division by zero here).
+    if (parts <= 0)
+      return I.invalid("Split has no outputs");
     int64_t each = (x.shape[ax] + parts - 1) / parts;
     for (int64_t i = 0, left = x.shape[ax]; i < parts; ++i, left -= each)
       sizes.push_back(std::max<int64_t>(0, std::min(each, left)));
@@ -728,11 +731,13 @@ absl::Status importSlice(Importer &I) {
     if (st > 0) {
       b = std::clamp<int64_t>(b, 0, n);
       e = std::clamp<int64_t>(e, 0, n);
-      shape[ax] = e > b ? (e - b + st - 1) / st : 0;
+      shape[ax] = e > b ? (e - b - 1) / st + 1 : 0;
     } else {
-      b = std::clamp<int64_t>(b, 0, n - 1);
-      e = std::clamp<int64_t>(e, -1, n - 1);
-      shape[ax] = b > e ? (b - e - st - 1) / -st : 0;
+      b = std::clamp<int64_t>(b, 0, std::max<int64_t>(n - 1, 0));
+      e = std::clamp<int64_t>(e, -1, std::max<int64_t>(n - 1, -1));
+      // -st as unsigned: a step of INT64_MIN has no signed negation.
+      uint64_t mag = uint64_t{0} - static_cast<uint64_t>(st);
+      shape[ax] = n > 0 && b > e ? static_cast<int64_t>(static_cast<uint64_t>(b - e - 1) / mag) + 1 : 0;
       reverse = true;
     }
     offsets[ax] = b;
@@ -803,10 +808,18 @@ absl::Status importPad(Importer &I) {
   std::vector<int64_t> before(rank, 0), shape = x.shape;
   for (size_t i = 0; i < axes.size(); ++i) {
     before[axes[i]] = pads[i];
-    shape[axes[i]] += pads[i] + pads[i + axes.size()];
+    int64_t grown;
+    if (__builtin_add_overflow(pads[i], pads[i + axes.size()], &grown) ||
+        __builtin_add_overflow(shape[axes[i]], grown, &shape[axes[i]]))
+      return I.invalid("pads overflow the dim");
     if (shape[axes[i]] < 0)
       return I.invalid("pads remove more than the dim");
   }
+  // Edge, reflect and wrap read the input: an empty dim has nothing to read.
+  if (mode != "constant" && elementCount(shape) != 0)
+    for (int64_t d = 0; d < rank; ++d)
+      if (x.shape[d] == 0)
+        return I.invalid(absl::StrCat("mode '", mode, "' pads dim ", d, ", which is empty"));
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
     return I.invalid(absl::StrCat("mode '", mode, "'"));
   if (elementCount(shape) == 0)
