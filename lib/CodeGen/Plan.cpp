@@ -761,12 +761,19 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     if (const char *v = std::getenv("FUSEC_ELEMENTWISE_CTAS_PER_SM"); v && *v)
       perSm = std::max<int64_t>(0, std::atoll(v));
     // Two chunks a thread a trip (their loads in flight together), one for
-    // a matmul (its K loop is the work).
-    int64_t unroll = matmul ? 1 : 2;
-    int64_t cap = perSm ? sms * perSm : ceilDiv(chunks, 256 * unroll);
+    // a matmul (its K loop is the work). For measurement:
+    // FUSEC_ELEMENTWISE_UNROLL (1-8) and FUSEC_ELEMENTWISE_THREADS (64-1024,
+    // a multiple of 32) set another unroll and CTA size.
+    int64_t unroll = matmul ? 1 : 2, threads = 256;
+    if (const char *v = std::getenv("FUSEC_ELEMENTWISE_UNROLL"); v && *v && !matmul)
+      unroll = std::clamp<int64_t>(std::atoll(v), 1, 8);
+    if (const char *v = std::getenv("FUSEC_ELEMENTWISE_THREADS"); v && *v)
+      threads = std::clamp<int64_t>(std::atoll(v) / 32 * 32, 64, 1024);
+    int64_t cap = perSm ? sms * perSm * 256 / threads : ceilDiv(chunks, threads * unroll);
     return LaunchAttr::get(ctx, strategy,
-                           std::clamp<int64_t>(ceilDiv(chunks, 256 * unroll), 1, cap), 256,
-                           vector, unroll, 0, {}, 0, 1, 1, 0, regs(vector * unroll));
+                           std::clamp<int64_t>(ceilDiv(chunks, threads * unroll), 1,
+                                               std::max<int64_t>(cap, 1)),
+                           threads, vector, unroll, 0, {}, 0, 1, 1, 0, regs(vector * unroll));
   }
   }
   llvm_unreachable("unknown kernel kind");

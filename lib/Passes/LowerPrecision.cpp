@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace fusec {
 #define GEN_PASS_DEF_LOWERPRECISION
@@ -128,6 +129,76 @@ double magnitude(Operation *op, ArrayRef<double> in) {
   return maxIn(); // max, min, abs, neg, rounding, cast, movement
 }
 
+/// The splat value of a float constant, if `v` is one.
+std::optional<double> splatConstant(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto splat = c ? dyn_cast<SplatElementsAttr>(c.getValue()) : nullptr;
+  if (!splat || !isa<FloatType>(splat.getElementType()))
+    return std::nullopt;
+  return splat.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// An interval holding every value of `v`, from the ops whose range is known
+/// whatever their input (tanh, erf, sigmoid, sin, cos, exp, abs) and affine
+/// steps with constants; [-m, m] otherwise, m from the magnitudes.
+std::pair<double, double> rangeOf(Value v, const llvm::DenseMap<Value, double> &mag,
+                                  int depth = 0) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto it = mag.find(v);
+  double m = it == mag.end() ? inf : it->second;
+  std::pair<double, double> any{-m, m};
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 8)
+    return any;
+  if (isa<TanhOp, ErfOp, SinOp, CosOp>(def))
+    return {-1, 1};
+  if (isa<SigmoidOp>(def))
+    return {0, 1};
+  if (isa<ExpOp, Exp2Op, AbsOp, SqrtOp>(def))
+    return {0, m};
+  if (followsOperand(def))
+    return rangeOf(def->getOperand(0), mag, depth + 1);
+  if (isa<MulOp>(def) && def->getOperand(0) == def->getOperand(1))
+    return {0, m}; // a square
+  if (auto r = dyn_cast<ReduceOp>(def)) {
+    auto [lo, hi] = rangeOf(r.getInput(), mag, depth + 1);
+    if (r.getKind() == ReduceKind::sum)
+      return {lo >= 0 ? 0 : -m, hi <= 0 ? 0 : m};
+    return {std::max(lo, -m), std::min(hi, m)}; // mean, max, min
+  }
+  if (isa<MulOp, AddOp>(def))
+    for (int k = 0; k < 2; ++k)
+      if (auto c = splatConstant(def->getOperand(k))) {
+        auto [lo, hi] = rangeOf(def->getOperand(1 - k), mag, depth + 1);
+        if (isa<AddOp>(def))
+          return {lo + *c, hi + *c};
+        return *c >= 0 ? std::pair{lo * *c, hi * *c} : std::pair{hi * *c, lo * *c};
+      }
+  return any;
+}
+
+/// An add or sub of `v` with a constant that may cancel it: the result's
+/// range reaches 0 from a constant that is not 0, so rounding `v` to the
+/// narrow type is an error relative to a sum that may be as small as the
+/// rounding itself (tanh-GELU's 1 + tanh(u) for u far below 0). Returns
+/// the op.
+Operation *cancelsAgainstConstant(Value v, const llvm::DenseMap<Value, double> &mag) {
+  for (Operation *user : v.getUsers()) {
+    if (!isa<AddOp, SubOp>(user))
+      continue;
+    unsigned self = user->getOperand(0) == v ? 0 : 1;
+    auto c = splatConstant(user->getOperand(1 - self));
+    if (!c || *c == 0)
+      continue;
+    // v + c, v - c and c - v reach 0 where v reaches -c, c and c.
+    double zeroAt = isa<AddOp>(user) ? -*c : *c;
+    auto [lo, hi] = rangeOf(v, mag);
+    if (lo <= zeroAt && zeroAt <= hi)
+      return user;
+  }
+  return nullptr;
+}
+
 class Lowering {
 public:
   Lowering(func::FuncOp func, Type low, double u, double maxFinite,
@@ -239,6 +310,21 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
           describe(v), m, inputMagnitude, lowName, maxFinite);
       continue;
     }
+    // A value that may cancel against a constant, and the sum itself (an
+    // op computing in the narrow type rounds its operands on the way in).
+    Operation *sum = cancelsAgainstConstant(v, mag);
+    if (!sum && v.getDefiningOp() && isa<AddOp, SubOp>(v.getDefiningOp()))
+      for (Value o : v.getDefiningOp()->getOperands())
+        if (cancelsAgainstConstant(o, mag) == v.getDefiningOp())
+          sum = v.getDefiningOp();
+    if (sum) {
+      mlir::emitRemark(locationOf(v, func)) << absl::StrFormat(
+          "kept f32: %s %s a constant that may cancel it, where a rounding to %s is any "
+          "error relative to the sum",
+          describe(v), sum == v.getDefiningOp() ? "adds" : "meets, in " +
+              sum->getName().getStringRef().str() + ",", lowName);
+      continue;
+    }
     lowered.insert(v);
     SmallVector<double> b = bounds();
     auto worst = std::max_element(b.begin(), b.end());
@@ -307,6 +393,23 @@ void Lowering::materialize() {
     if (v.getType() == t)
       return;
     builder.setInsertionPoint(op);
+    // A float constant is converted, not cast at run time (a cast of a
+    // constant shared by two kernels is an op that both would need).
+    if (auto c = v.getDefiningOp<ConstantOp>()) {
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      auto to = dyn_cast<FloatType>(getElementTypeOrSelf(t));
+      if (dense && to && isa<FloatType>(dense.getElementType())) {
+        SmallVector<APFloat> values;
+        for (APFloat f : dense.getValues<APFloat>()) {
+          bool lost;
+          f.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+          values.push_back(f);
+        }
+        op->setOperand(i, ConstantOp::create(builder, c.getLoc(), t,
+                                             DenseElementsAttr::get(cast<ShapedType>(t), values)));
+        return;
+      }
+    }
     op->setOperand(i, CastOp::create(builder, op->getLoc(), t, v));
   };
   func.walk([&](Operation *op) {

@@ -37,10 +37,23 @@ tensorTypeInfo(mlir::Type type);
 /// The values of a dense elements attribute (a fusec.constant's value).
 absl::StatusOr<HostTensor> elementsToHostTensor(mlir::Attribute value);
 
+/// How `interpret` evaluates.
+struct InterpretOptions {
+  /// Monte Carlo arithmetic (0: off): every float value an op computes is
+  /// multiplied by 1 + d before it is rounded to its type, d uniform in
+  /// [-perturbation, perturbation] and drawn afresh per element. Runs with
+  /// perturbations of a type's unit roundoff show how far roundings of that
+  /// size can move each result: the graph's conditioning at the data.
+  double perturbation = 0;
+  /// The perturbations' random stream.
+  uint64_t seed = 0;
+};
+
 /// Runs `func` on `inputs` (one per argument, of the argument's type) and
 /// returns its results. Errors name the op and its source location.
 absl::StatusOr<std::vector<HostTensor>>
-interpret(mlir::func::FuncOp func, absl::Span<const HostTensor> inputs);
+interpret(mlir::func::FuncOp func, absl::Span<const HostTensor> inputs,
+          const InterpretOptions &options = {});
 /// `interpret` on shared tensors: neither the inputs nor the results are
 /// copied (the importer's folding passes masks of megabytes through it).
 absl::StatusOr<std::vector<std::shared_ptr<const HostTensor>>>
@@ -66,6 +79,21 @@ absl::StatusOr<std::vector<Comparison>>
 checkPipelinePreservesSemantics(mlir::ModuleOp module,
                                 absl::string_view pipeline,
                                 absl::string_view function, uint64_t seed);
+
+/// The judgement of checkPipelinePreservesSemantics: runs `before` and
+/// `after` (a transformed copy of it, with the same arguments; an argument
+/// stored narrower is given the same values, rounded) on seeded random
+/// inputs and compares each result:
+/// - with `fusec.error_bound` on `after` (precision lowering), by relative
+///   L2 error against the recorded first-order bound, widened by the data's
+///   conditioning where the data cancel;
+/// - otherwise elementwise at the tolerance of the least precise type that
+///   held the result or anything it depends on, before or after. An element
+///   past it passes when roundings of that type's size move it as far in
+///   `before` (Monte Carlo arithmetic, InterpretOptions::perturbation: the
+///   largest distance over 8 perturbed runs, times 4).
+absl::StatusOr<std::vector<Comparison>>
+compareFunctions(mlir::func::FuncOp before, mlir::func::FuncOp after, uint64_t seed);
 
 /// The tolerance that judges result `index` of `func` computed by fusec
 /// (the JIT's kernels) against the interpreter's: that of the least precise

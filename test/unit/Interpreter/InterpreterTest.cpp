@@ -309,4 +309,90 @@ TEST_F(InterpreterTest, ResultToleranceFollowsWhatHeldTheValue) {
   EXPECT_EQ(resultTolerance(*func, 3).rtol, toleranceFor(DType::F16).rtol);
 }
 
+// Monte Carlo arithmetic: each computed float value moves by at most the
+// perturbation (relative), differently per seed; integers and arguments
+// stay; the same seed gives the same values.
+TEST_F(InterpreterTest, PerturbationMovesComputedFloatsWithinItsSize) {
+  module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @f(%x: tensor<64xf32>, %i: tensor<64xi32>) -> (tensor<64xf32>, tensor<64xi32>) {
+      %y = fusec.mul %x, %x : tensor<64xf32>
+      %j = fusec.add %i, %i : tensor<64xi32>
+      return %y, %j : tensor<64xf32>, tensor<64xi32>
+    })mlir", context.get());
+  ASSERT_TRUE(module);
+  auto func = findFunction(*module, "");
+  ASSERT_TRUE(func.ok());
+  auto inputs = randomInputs(*func, 3);
+  ASSERT_TRUE(inputs.ok());
+  auto exact = interpret(*func, *inputs);
+  auto a = interpret(*func, *inputs, InterpretOptions{1e-3, 1});
+  auto b = interpret(*func, *inputs, InterpretOptions{1e-3, 1});
+  auto c = interpret(*func, *inputs, InterpretOptions{1e-3, 2});
+  ASSERT_TRUE(exact.ok() && a.ok() && b.ok() && c.ok());
+  int moved = 0, differ = 0;
+  for (int e = 0; e < 64; ++e) {
+    double x = (*exact)[0].data[e], y = (*a)[0].data[e];
+    EXPECT_LE(std::fabs(y - x), 1.0001e-3 * std::fabs(x)) << e;
+    moved += y != x;
+    differ += (*c)[0].data[e] != y;
+    EXPECT_EQ((*a)[0].data[e], (*b)[0].data[e]);
+    EXPECT_EQ((*a)[1].ints[e], (*exact)[1].ints[e]);
+  }
+  EXPECT_GT(moved, 48);
+  EXPECT_GT(differ, 48);
+}
+
+// The judgement of a transformed function: a rewrite that is exact in real
+// arithmetic passes where the original graph cancels (its elements move as
+// far under roundings of its type); a wrong rewrite fails, both where the
+// graph is well conditioned and where it cancels (by more than the
+// cancellation explains).
+TEST_F(InterpreterTest, JudgementWidensByConditioningButCatchesWrongRewrites) {
+  module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @cancel(%x: tensor<256xbf16>) -> tensor<256xbf16> {
+      %a = fusec.constant dense<1000.0> : tensor<256xbf16>
+      %b = fusec.constant dense<999.0> : tensor<256xbf16>
+      %p = fusec.mul %x, %a : tensor<256xbf16>
+      %q = fusec.mul %x, %b : tensor<256xbf16>
+      %r = fusec.sub %p, %q : tensor<256xbf16>
+      return %r : tensor<256xbf16>
+    }
+    func.func @cancel_exact(%x: tensor<256xbf16>) -> tensor<256xbf16> {
+      return %x : tensor<256xbf16>
+    }
+    func.func @cancel_wrong(%x: tensor<256xbf16>) -> tensor<256xbf16> {
+      %c = fusec.constant dense<1024.0> : tensor<256xbf16>
+      %r = fusec.add %x, %c : tensor<256xbf16>
+      return %r : tensor<256xbf16>
+    }
+    func.func @plain(%x: tensor<256xf32>, %y: tensor<256xf32>) -> tensor<256xf32> {
+      %c = fusec.constant dense<2.0> : tensor<256xf32>
+      %p = fusec.mul %x, %c : tensor<256xf32>
+      %r = fusec.add %p, %y : tensor<256xf32>
+      return %r : tensor<256xf32>
+    }
+    func.func @plain_wrong(%x: tensor<256xf32>, %y: tensor<256xf32>) -> tensor<256xf32> {
+      %c = fusec.constant dense<2.001> : tensor<256xf32>
+      %p = fusec.mul %x, %c : tensor<256xf32>
+      %r = fusec.add %p, %y : tensor<256xf32>
+      return %r : tensor<256xf32>
+    })mlir", context.get());
+  ASSERT_TRUE(module);
+  auto fn = [&](const char *name) { return *findFunction(*module, name); };
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    auto exact = compareFunctions(fn("cancel"), fn("cancel_exact"), seed);
+    ASSERT_TRUE(exact.ok()) << exact.status();
+    EXPECT_TRUE((*exact)[0].ok) << (*exact)[0].message;
+    // bf16's tolerance alone does not cover the cancellation: the spread does.
+    EXPECT_NE((*exact)[0].message.find("perturbed runs"), std::string::npos)
+        << (*exact)[0].message;
+    auto wrong = compareFunctions(fn("cancel"), fn("cancel_wrong"), seed);
+    ASSERT_TRUE(wrong.ok()) << wrong.status();
+    EXPECT_FALSE((*wrong)[0].ok) << (*wrong)[0].message;
+    auto plain = compareFunctions(fn("plain"), fn("plain_wrong"), seed);
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    EXPECT_FALSE((*plain)[0].ok) << (*plain)[0].message;
+  }
+}
+
 } // namespace
