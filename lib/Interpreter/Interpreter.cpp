@@ -19,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <unistd.h>
 #include <map>
 #include <limits>
 
@@ -99,6 +100,28 @@ double nanAwareMin(double a, double b) {
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+/// The most elements a host tensor of the interpreter may hold: a quarter
+/// of physical memory in its doubles (at most 2^40). A larger one is an
+/// error naming it, not an allocation that aborts the process.
+int64_t hostElementLimit() {
+  static const int64_t limit = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    double bytes = pages > 0 && size > 0 ? static_cast<double>(pages) * size : 16e9;
+    return static_cast<int64_t>(std::min(bytes / 4 / sizeof(double), 0x1p40));
+  }();
+  return limit;
+}
+
+absl::Status checkHostSize(llvm::ArrayRef<int64_t> shape, const std::string &what) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > hostElementLimit())
+      return absl::ResourceExhaustedError(absl::StrCat(
+          what, " has more elements than the interpreter holds (", hostElementLimit(),
+          ", a quarter of this machine's memory in doubles): run it at a smaller size"));
+  return absl::OkStatus();
+}
+
 class Interpreter {
 public:
   using Shared = std::shared_ptr<const HostTensor>;
@@ -121,6 +144,10 @@ private:
     auto info = tensorTypeInfo(result.getType());
     if (!info.ok())
       return error(op, std::string(info.status().message()));
+    if (absl::Status st = checkHostSize(info->second, "the result"); !st.ok())
+      return absl::ResourceExhaustedError(absl::StrCat(
+          locationString(op->getLoc()), ": '", op->getName().getStringRef().str(), "': ",
+          st.message()));
     return HostTensor(info->first, info->second);
   }
   void set(Value v, HostTensor t) {
@@ -904,6 +931,9 @@ absl::StatusOr<std::vector<HostTensor>> randomInputs(func::FuncOp func,
           lo = 0;
           hi = gather.getTable().getType().getDimSize(gather.getAxis());
         }
+    if (absl::Status st = checkHostSize(info->second, absl::StrCat("argument #", i));
+        !st.ok())
+      return st;
     // Distinct seeds per argument, stable across runs.
     inputs.push_back(randomTensor(info->first, info->second,
                                   seed * 1000003 + i, lo, hi));
