@@ -219,12 +219,34 @@ def graph_ms(fn, calls=20):
     return timeit(g.replay, iters=10, warmup=2) / calls
 
 
+DECODE_SHAPES = [
+    # B x Hq x Hkv x Sq x Skv x D. K and V of most are larger than the H200's
+    # 50 MB L2, so replaying a graph of calls reads them from HBM.
+    (1, 32, 8, 1, 131072, 128),   # one long sequence (Llama-3 8B heads)
+    (32, 32, 8, 1, 4096, 128),    # a batch of 4k contexts
+    (16, 64, 8, 1, 2048, 128),    # 70B-style heads, GQA 8
+    (64, 32, 32, 1, 1024, 128),   # MHA
+    (4, 32, 8, 16, 8192, 128),    # 16 rows a sequence (speculative decode)
+    (8, 32, 8, 4, 16384, 128),
+    (32, 12, 12, 1, 2048, 64),    # GPT-2 heads
+    (8, 16, 8, 4, 4096, 256),
+    (32, 32, 8, 1, 1024, 128),    # 32 MB of K/V: within L2
+    (1, 32, 8, 1, 1024, 128),     # 8 MB: launch-bound
+]
+
+
 def speed_decode(lib, shapes):
-    """Few query rows (decode) against many keys, f16, not causal: the
-    runtime's choice (the decode kernel where Sq <= 4 and Skv <= 64),
-    the tiled kernel alone (TILED_ONLY), and SDPA with the backend torch
-    picks. Microseconds a call and the K/V bytes read per second."""
+    """Few query rows (decode) against many keys, f16, not causal, each
+    under CUDA graph replay: the runtime's choice (the decode kernel where
+    Sq <= 4 and Skv <= 64, else the split-KV kernel where Sq <= 16), the
+    tiled kernel alone (TILED_ONLY), and SDPA: each backend (flash,
+    efficient, cuDNN) with enable_gqa and with K/V expanded to the query
+    heads outside the timed call, the fastest that runs. K/V bandwidth is
+    their bytes over the time, beside a copy of the same bytes (read and
+    written) timed the same way."""
     rows = []
+    backends = [("flash", SDPBackend.FLASH_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION),
+                ("cudnn", SDPBackend.CUDNN_ATTENTION)]
     for (b, hq, hkv, sq, skv, d) in shapes:
         q = torch.randn(b, hq, sq, d, device="cuda", dtype=torch.float16)
         k = torch.randn(b, hkv, skv, d, device="cuda", dtype=torch.float16)
@@ -234,16 +256,51 @@ def speed_decode(lib, shapes):
         lse = torch.empty((b, hq, sq), device="cuda", dtype=torch.float32)
         row = dict(b=b, hq=hq, hkv=hkv, sq=sq, skv=skv, d=d)
         kv_bytes = 2 * k.numel() * 2
+        row["kv_mb"] = kv_bytes / 1e6
+        # Correctness of the runtime's choice against float32 on these inputs.
+        fusec_attention(lib, q, k, v, False, scale, PINGPONG | PIPELINE, out, lse)
+        ref, _ = reference(q[:1].float(), k[:1].float(), v[:1].float(), False, scale)
+        row["max_err_batch0"] = (out[:1].float() - ref).abs().max().item()
         for name, flags in (("fusec", PINGPONG | PIPELINE),
                             ("fusec_tiled", PINGPONG | PIPELINE | TILED_ONLY)):
             ms = graph_ms(lambda: fusec_attention(lib, q, k, v, False, scale, flags, out, lse))
             row[f"{name}_us"] = ms * 1e3
-        ks, vs = k.repeat_interleave(hq // hkv, dim=1), v.repeat_interleave(hq // hkv, dim=1)
-        ms = graph_ms(lambda: F.scaled_dot_product_attention(q, ks, vs, scale=scale))
-        row["sdpa_us"] = ms * 1e3
+        ks = vs = None
+        if hq != hkv:
+            ks, vs = k.repeat_interleave(hq // hkv, dim=1), v.repeat_interleave(hq // hkv, dim=1)
+        best = None
+        for bname, backend in backends:
+            for gqa in ((True, False) if hq != hkv else (False,)):
+                kk, vv = (k, v) if gqa or hq == hkv else (ks, vs)
+                key = f"sdpa_{bname}{'_gqa' if gqa else ''}_us"
+                try:
+                    with sdpa_kernel(backend):
+                        fn = (lambda: F.scaled_dot_product_attention(q, kk, vv, scale=scale,
+                                                                     enable_gqa=True)) if gqa \
+                            else (lambda: F.scaled_dot_product_attention(q, kk, vv, scale=scale))
+                        ms = graph_ms(fn)
+                except Exception as e:  # noqa: BLE001 -- a backend that refuses the shape
+                    row[key] = None
+                    row[key.replace("_us", "_error")] = str(e).splitlines()[0][:120]
+                    continue
+                row[key] = ms * 1e3
+                if best is None or ms * 1e3 < row[best]:
+                    best = key
+        row["sdpa_best"] = best
+        row["sdpa_us"] = row[best] if best else None
+        del ks, vs
+        src = torch.empty(kv_bytes // 2, device="cuda", dtype=torch.float16)
+        dst = torch.empty_like(src)
+        row["copy_us"] = graph_ms(lambda: dst.copy_(src)) * 1e3
+        row["copy_tb_s"] = 2 * kv_bytes / (row["copy_us"] * 1e-6) / 1e12
+        del src, dst
         row["fusec_kv_tb_s"] = kv_bytes / (row["fusec_us"] * 1e-6) / 1e12
+        row["of_copy"] = row["fusec_kv_tb_s"] / row["copy_tb_s"]
+        row["vs_sdpa"] = row["sdpa_us"] / row["fusec_us"] if row["sdpa_us"] else None
         rows.append(row)
         print(json.dumps(row), flush=True)
+        del q, k, v, out, lse
+        torch.cuda.empty_cache()
     return rows
 
 
@@ -254,7 +311,8 @@ def main():
     ap.add_argument("--no-correctness", action="store_true")
     ap.add_argument("--shapes", help="speed shapes instead of the default set: BxHxSxD,...")
     ap.add_argument("--flags", help="speed: only these flag sets (names, comma-separated)")
-    ap.add_argument("--decode", help="decode speed instead: BxHqxHkvxSqxSkvxD,...")
+    ap.add_argument("--decode", help="decode speed instead: 'default' (DECODE_SHAPES) or "
+                    "BxHqxHkvxSqxSkvxD,...")
     ap.add_argument("--key-masks", action="store_true",
                     help="speed: also time the runtime's flag set with a key padding mask")
     args = ap.parse_args()
@@ -265,14 +323,18 @@ def main():
     if not args.no_correctness:
         result["correctness"], failures = correctness(lib)
     if args.decode:
-        shapes = [tuple(int(x) for x in sh.split("x")) for sh in args.decode.split(",")]
+        shapes = DECODE_SHAPES if args.decode == "default" else \
+            [tuple(int(x) for x in sh.split("x")) for sh in args.decode.split(",")]
         result["decode"] = speed_decode(lib, shapes)
         print()
-        print("decode, f16, us a call   | fusec | tiled only | SDPA | fusec K/V TB/s")
+        print("decode, f16, us a call      | K/V MB | fusec | tiled only | SDPA best (which)"
+              " | vs SDPA | K/V TB/s | copy TB/s | of copy")
         for r in result["decode"]:
-            print(f"{r['b']}x{r['hq']}x{r['hkv']}x{r['sq']}x{r['skv']}x{r['d']:<6} | "
-                  f"{r['fusec_us']:.1f} | {r['fusec_tiled_us']:.1f} | {r['sdpa_us']:.1f} | "
-                  f"{r['fusec_kv_tb_s']:.2f}")
+            sd = f"{r['sdpa_us']:.1f} ({r['sdpa_best'][5:-3]})" if r["sdpa_us"] else "-"
+            vs = f"{r['vs_sdpa']:.2f}x" if r["vs_sdpa"] else "-"
+            print(f"{r['b']}x{r['hq']}x{r['hkv']}x{r['sq']}x{r['skv']}x{r['d']:<9} | "
+                  f"{r['kv_mb']:.0f} | {r['fusec_us']:.1f} | {r['fusec_tiled_us']:.1f} | {sd} | "
+                  f"{vs} | {r['fusec_kv_tb_s']:.2f} | {r['copy_tb_s']:.2f} | {r['of_copy']:.2f}")
     elif not args.no_speed:
         shapes = [tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")] \
             if args.shapes else None

@@ -24,7 +24,9 @@ enum Flags {
   kPipeline = 8,    ///< a warpgroup's S GEMM of block j+1 overlaps its PV GEMM of block j
   kAllFlags = 15,
   /// Never the decode kernel (attention_decode.cuh), which otherwise takes
-  /// problems of at most kDecodeMaxRows query rows and kDecodeMaxKeys keys.
+  /// problems of at most kDecodeMaxRows query rows and kDecodeMaxKeys keys,
+  /// nor the split-KV kernel (attention_splitkv.cuh), which takes the
+  /// others of at most kSplitMaxRows query rows.
   kTiledOnly = 16,
 };
 /// The decode kernel reads keys one a warp at a time: it beats the tiled
@@ -34,6 +36,14 @@ enum Flags {
 /// 10.9, and 4 rows of 128 keys 16.6 against 10.7.
 constexpr int kDecodeMaxRows = 4;
 constexpr int kDecodeMaxKeys = 64;
+/// The split-KV kernel (flash-decoding: a query head group's rows packed,
+/// the keys cut into chunks that fill the GPU, one launch with the combine
+/// done by the chunk that finishes last) takes problems of at most this
+/// many query rows beyond the decode kernel's. It keeps a workspace per
+/// stream (grown, never freed while the process runs, because a captured
+/// CUDA graph keeps its pointers; it may be allocated during a capture); if
+/// it cannot be allocated, the kernel runs one chunk per CTA instead.
+constexpr int kSplitMaxRows = 16;
 
 struct Problem {
   const void *q, *k, *v;

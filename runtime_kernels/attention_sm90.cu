@@ -28,6 +28,7 @@
 #include "attention.h"
 #include "attention_common.cuh"
 #include "attention_decode.cuh"
+#include "attention_splitkv.cuh"
 #include "sm90_ptx.cuh"
 
 #include <cuda_bf16.h>
@@ -37,7 +38,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 #include <string>
 #include <utility>
 
@@ -618,6 +623,159 @@ template <int D, bool F16> int launchDecode(const Problem &pr, cudaStream_t stre
   return 0;
 }
 
+/// The split-KV kernel's workspace of one stream: partial O, max and sum a
+/// (unit, chunk), and a counter a unit. Grown, never shrunk or freed: a CUDA
+/// graph captured with a launch keeps the pointers it was given, so a buffer
+/// that is outgrown stays allocated (`retired`). One a stream, because two
+/// streams' launches may run at once. It may be allocated while the stream
+/// is being captured (cudaMalloc is not a stream operation; torch captures
+/// on a stream of its own, so the first call there is often a capture): the
+/// counters are zeroed by a memset on the stream, which a capture records
+/// and a replay repeats (they are zero then anyway).
+struct SplitWorkspace {
+  float *partO = nullptr, *partML = nullptr;
+  int *counters = nullptr;
+  size_t partSlots = 0, units = 0; // (unit, chunk) slots; counters
+  std::vector<void *> retired;
+};
+
+std::mutex workspaceMutex;
+std::map<std::pair<int, cudaStream_t>, SplitWorkspace> workspaces;
+
+/// Workspace for `slots` (unit, chunk) pairs (of up to 256 columns) and
+/// `units` counters on `stream`, or null when it cannot be had (the caller
+/// runs one chunk a CTA).
+SplitWorkspace *splitWorkspace(cudaStream_t stream, size_t slots, size_t units) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(workspaceMutex);
+  SplitWorkspace &w = workspaces[{device, stream}];
+  if (w.partO && w.partSlots >= slots && w.units >= units)
+    return &w;
+  // Sized for D = 256, so a problem of another head dim reuses it.
+  const size_t newSlots = std::max(slots, w.partSlots), newUnits = std::max(units, w.units);
+  float *o = nullptr, *ml = nullptr;
+  int *counters = nullptr;
+  // A capture in global or thread-local mode forbids cudaMalloc from this
+  // thread; in relaxed mode it is allowed (as torch's allocator does it).
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess)
+    return nullptr;
+  bool ok = cudaMalloc(&o, newSlots * kSplitRows * 256 * sizeof(float)) == cudaSuccess &&
+            cudaMalloc(&ml, newSlots * 2 * kSplitRows * sizeof(float)) == cudaSuccess &&
+            cudaMalloc(&counters, newUnits * sizeof(int)) == cudaSuccess;
+  if (!ok) {
+    // Nothing was launched with these. cudaFree would synchronize a capture:
+    // there they are kept.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
+        capture == cudaStreamCaptureStatusNone) {
+      cudaFree(o);
+      cudaFree(ml);
+      cudaFree(counters);
+    }
+    (void)cudaGetLastError();
+  }
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  if (!ok || cudaMemsetAsync(counters, 0, newUnits * sizeof(int), stream) != cudaSuccess)
+    return nullptr;
+  for (void *old : {static_cast<void *>(w.partO), static_cast<void *>(w.partML),
+                    static_cast<void *>(w.counters)})
+    if (old)
+      w.retired.push_back(old);
+  w.partO = o;
+  w.partML = ml;
+  w.counters = counters;
+  w.partSlots = newSlots;
+  w.units = newUnits;
+  return &w;
+}
+
+int smCount() {
+  static int sms = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+      n = 132;
+    return n;
+  }();
+  return sms;
+}
+
+/// FUSEC_ATTENTION_SPLITS=n forces n key chunks (measurement; 0 or unset:
+/// the rule in splitPlan).
+int forcedSplits() {
+  static int n = [] {
+    const char *e = std::getenv("FUSEC_ATTENTION_SPLITS");
+    return e ? std::max(0, std::atoi(e)) : 0;
+  }();
+  return n;
+}
+
+template <int D, bool F16> int launchSplit(const Problem &pr, cudaStream_t stream) {
+  using C = SplitConfig<D>;
+  auto kernel = splitKvKernel<D, F16>;
+  static std::once_flag once;
+  static cudaError_t attrError = cudaSuccess;
+  static int perSm = 1;
+  std::call_once(once, [&] {
+    attrError = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::kSmemBytes);
+    if (attrError == cudaSuccess &&
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kSplitThreads,
+                                                      C::kSmemBytes) != cudaSuccess)
+      perSm = 1;
+    perSm = std::max(perSm, 1);
+  });
+  if (attrError != cudaSuccess)
+    return fail(std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(attrError));
+  KernelParams kp = kernelParams(pr, 1);
+  SplitParams sp{};
+  sp.rows = pr.sq * kp.groups;
+  sp.rowTiles = (sp.rows + kSplitRows - 1) / kSplitRows;
+  const long long units = static_cast<long long>(pr.batch) * pr.kvHeads * sp.rowTiles;
+  // Chunks: as many as keep the grid within one wave of CTAs (a second,
+  // partial wave would cost a whole chunk's time), each of at least
+  // kSplitMinKeys keys, and so few that the combine's reads (chunks x rows
+  // x D floats, by the unit's last CTA) stay within one chunk's K/V bytes
+  // (chunk x D x 4): chunks^2 x rows <= Skv.
+  constexpr int kSplitMinKeys = 128;
+  const int rowsPerCta = std::min(sp.rows, kSplitRows);
+  const long long wave = static_cast<long long>(smCount()) * perSm;
+  long long splits = units >= wave ? 1 : wave / units;
+  splits = std::min<long long>(splits, (pr.skv + kSplitMinKeys - 1) / kSplitMinKeys);
+  splits = std::min<long long>(
+      splits, static_cast<long long>(std::sqrt(static_cast<double>(pr.skv) / rowsPerCta)));
+  if (forcedSplits())
+    splits = forcedSplits();
+  splits = std::max<long long>(1, std::min<long long>(splits, kSplitMaxSlots / rowsPerCta));
+  int chunk = static_cast<int>((pr.skv + splits - 1) / splits);
+  chunk = (chunk + kSplitKeys - 1) / kSplitKeys * kSplitKeys;
+  sp.chunk = chunk;
+  sp.splits = (pr.skv + chunk - 1) / chunk;
+  if (sp.splits > 1) {
+    SplitWorkspace *w = splitWorkspace(stream, static_cast<size_t>(units) * sp.splits,
+                                       static_cast<size_t>(units));
+    if (w) {
+      sp.partO = w->partO;
+      sp.partML = w->partML;
+      sp.counters = w->counters;
+    } else {
+      sp.splits = 1; // no workspace: one chunk a CTA
+      sp.chunk = (pr.skv + kSplitKeys - 1) / kSplitKeys * kSplitKeys;
+    }
+  }
+  if (units > 65535)
+    return fail("batch x kv heads x row tiles must be at most 65535 for the split-KV kernel");
+  dim3 grid(sp.splits, pr.batch * pr.kvHeads, sp.rowTiles);
+  kernel<<<grid, kSplitThreads, C::kSmemBytes, stream>>>(pr.q, pr.k, pr.v, kp, sp);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return fail(std::string("attention split-KV launch: ") + cudaGetErrorString(e));
+  return 0;
+}
+
 } // namespace
 
 int forward(const Problem &prIn, cudaStream_t stream) {
@@ -635,6 +793,16 @@ int forward(const Problem &prIn, cudaStream_t stream) {
       return f16 ? launchDecode<128, true>(pr, stream) : launchDecode<128, false>(pr, stream);
     default:
       return f16 ? launchDecode<256, true>(pr, stream) : launchDecode<256, false>(pr, stream);
+    }
+  }
+  if (!tiledOnly && pr.sq <= kSplitMaxRows) {
+    switch (pr.headDim) {
+    case 64:
+      return f16 ? launchSplit<64, true>(pr, stream) : launchSplit<64, false>(pr, stream);
+    case 128:
+      return f16 ? launchSplit<128, true>(pr, stream) : launchSplit<128, false>(pr, stream);
+    default:
+      return f16 ? launchSplit<256, true>(pr, stream) : launchSplit<256, false>(pr, stream);
     }
   }
   switch (pr.headDim) {

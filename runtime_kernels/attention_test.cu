@@ -35,6 +35,8 @@ struct Case {
   /// first 3); 2: padding (batch b hides its last 37 b keys, so most key
   /// blocks are wholly visible).
   int keyMask = 0;
+  /// Launch inside a CUDA graph capture on a fresh stream, then replay.
+  bool capture = false;
 };
 
 uint64_t rngState = 0x9E3779B97F4A7C15ull;
@@ -113,7 +115,25 @@ bool run(const Case &c) {
   float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
   Problem p{dq, dk, dv, dout, dlse, c.batch, c.heads, c.kvHeads, c.sq, c.skv, c.d,
             scale, c.causal, c.dtype, c.flags, dmask};
-  if (fusec::attention::forward(p, nullptr) != 0) {
+  if (c.capture) {
+    cudaStream_t stream;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    int rc = fusec::attention::forward(p, stream);
+    CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+    if (rc != 0) {
+      std::printf("FAIL: forward under capture: %s\n", fusec::attention::lastErrorMessage());
+      return false;
+    }
+    CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    CHECK_CUDA(cudaGraphLaunch(exec, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  } else if (fusec::attention::forward(p, nullptr) != 0) {
     std::printf("FAIL: forward: %s\n", fusec::attention::lastErrorMessage());
     return false;
   }
@@ -179,10 +199,11 @@ bool run(const Case &c) {
       }
     }
   bool ok = maxErr <= tol && maxLseErr <= 1e-3;
-  std::printf("%s B=%d H=%d/%d Sq=%d Skv=%d D=%d %s%s %s flags=%d: max |O - ref| %.2e (tol %.1e), "
-              "max |lse - ref| %.2e\n",
+  std::printf("%s B=%d H=%d/%d Sq=%d Skv=%d D=%d %s%s%s %s flags=%d: max |O - ref| %.2e (tol "
+              "%.1e), max |lse - ref| %.2e\n",
               ok ? "PASS" : "FAIL", c.batch, c.heads, c.kvHeads, c.sq, c.skv, c.d,
-              c.causal ? "causal" : "full", c.keyMask ? "+keymask" : "", c.dtype ? "f16" : "bf16",
+              c.causal ? "causal" : "full", c.keyMask ? "+keymask" : "",
+              c.capture ? " captured" : "", c.dtype ? "f16" : "bf16",
               c.flags, maxErr, tol, maxLseErr);
   return ok;
 }
@@ -222,7 +243,11 @@ int main(int argc, char **argv) {
              // The decode kernel (Sq <= kDecodeMaxRows), and the tiled one
              // on the same problem.
              {4, 4, 2, 3, 50, 128, true, kBf16, kPingPong | kPipeline, 1},
-             {4, 4, 2, 3, 50, 128, true, kBf16, kPingPong | kPipeline | kTiledOnly, 1}};
+             {4, 4, 2, 3, 50, 128, true, kBf16, kPingPong | kPipeline | kTiledOnly, 1},
+             // The split-KV kernel: GQA packed, several chunks combined.
+             {2, 8, 2, 3, 1500, 128, true, kBf16, kPingPong | kPipeline, 1},
+             {1, 4, 4, 16, 700, 64, false, kF16, kPingPong | kPipeline},
+             {1, 4, 1, 2, 900, 256, true, kF16, kPingPong | kPipeline, 0, true}};
   } else {
     for (int d : {64, 128, 256})
       for (bool causal : {false, true})
@@ -249,6 +274,22 @@ int main(int argc, char **argv) {
         cases.push_back({1, 2, 2, 4, 64, d, true, kBf16, flags});     // the largest it takes
         cases.push_back({2, 2, 1, 2, 3, d, true, kBf16, flags, 1});   // rows that see nothing
       }
+      // Up to kSplitMaxRows query rows beyond the decode kernel's: the
+      // split-KV kernel (and, with kTiledOnly, the tiled one).
+      for (int tiled : {0, int(kTiledOnly)}) {
+        const int flags = int(kPingPong | kPipeline) | tiled;
+        cases.push_back({2, 8, 2, 1, 4097, d, false, kBf16, flags});     // GQA 4, ragged keys
+        cases.push_back({2, 4, 4, 16, 1000, d, true, kBf16, flags, 1});  // 16 rows, a mask
+        cases.push_back({1, 16, 2, 16, 333, d, true, kF16, flags});      // 128 rows: 2 row tiles
+        cases.push_back({2, 12, 4, 5, 777, d, true, kBf16, flags, 2});   // 15 rows, padding
+        cases.push_back({2, 4, 2, 12, 8, d, true, kF16, flags, 1});      // rows that see nothing
+        cases.push_back({1, 6, 6, 6, 30, d, false, kBf16, flags});       // few keys, one chunk
+      }
+      cases.push_back({1, 32, 8, 1, 16384, d, false, kF16, kPingPong | kPipeline}); // many chunks
+      cases.push_back({1, 8, 1, 3, 70000, d, true, kBf16, kPingPong | kPipeline});  // long cache
+      // Under stream capture on a stream with no workspace yet: allocated
+      // then, its counters zeroed by a captured memset.
+      cases.push_back({1, 8, 2, 1, 3000, d, false, kBf16, kPingPong | kPipeline, 0, true});
       for (int flags : {0, int(kPingPong | kPipeline), int(kAllFlags)}) {
         cases.push_back({2, 4, 2, 300, 300, d, true, kF16, flags, 1});
         cases.push_back({3, 2, 1, 129, 257, d, false, kBf16, flags, 1});

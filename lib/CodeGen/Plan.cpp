@@ -754,17 +754,22 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
                                std::clamp<int64_t>(tiles, 1, sms * 8), 256, 1, 1, 0, {}, 0, 1,
                                1, 64 * 65 * slotBytes, regs(16));
       }
-    // At most 32 CTAs an SM, each looping over the grid's stride
-    // (FUSEC_ELEMENTWISE_CTAS_PER_SM, for measurement: another cap; 0 for
-    // a CTA per 256 chunks, no loop).
-    int64_t perSm = 32;
+    // Elementwise and movement kernels: one trip, a CTA of 128 threads per
+    // 256 chunks (Triton's shape: on the H200, 2.5-6.5% faster than 256
+    // threads looping over a grid of 32 CTAs an SM, and level with
+    // Inductor, over cast, Adam and a head split:
+    // bench/results/2026-12-02-h200-elementwise-probe). The SIMT matmul
+    // keeps at most 32 CTAs of 256 threads an SM, each looping over the
+    // grid's stride. (FUSEC_ELEMENTWISE_CTAS_PER_SM, for measurement: a cap
+    // of that many CTAs an SM with the loop; 0: no cap, no loop.)
+    int64_t perSm = matmul ? 32 : 0;
     if (const char *v = std::getenv("FUSEC_ELEMENTWISE_CTAS_PER_SM"); v && *v)
       perSm = std::max<int64_t>(0, std::atoll(v));
     // Two chunks a thread a trip (their loads in flight together), one for
     // a matmul (its K loop is the work). For measurement:
     // FUSEC_ELEMENTWISE_UNROLL (1-8) and FUSEC_ELEMENTWISE_THREADS (64-1024,
     // a multiple of 32) set another unroll and CTA size.
-    int64_t unroll = matmul ? 1 : 2, threads = 256;
+    int64_t unroll = matmul ? 1 : 2, threads = matmul ? 256 : 128;
     if (const char *v = std::getenv("FUSEC_ELEMENTWISE_UNROLL"); v && *v && !matmul)
       unroll = std::clamp<int64_t>(std::atoll(v), 1, 8);
     if (const char *v = std::getenv("FUSEC_ELEMENTWISE_THREADS"); v && *v)

@@ -892,14 +892,29 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     auto group = [&](Value from, int64_t q) { // floats q..q+3 of the thread
       return e.gep(from, e.f32, e.i64c(q / 4 * 4 * consumerThreads));
     };
+    // A thread whose rows (16 warp + lane / 4, and 8 below) are past M holds
+    // nothing the epilogue stores: it neither writes nor sums its partials
+    // (at decode, M = 1 of a 64-row tile, 4 threads of 128 do).
+    Value holds; // null: every thread holds rows
+    if (l.m % t.m != 0)
+      holds = e.icmp(LLVM::ICmpPredicate::slt,
+                     e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64))),
+                           e.add(e.mul(warp, i32(16)), e.udiv(lane, i32(4)))),
+                     i32(l.m));
     Value mine = slot(part);
-    for (int64_t r = 0; r < t.rhs; ++r)
-      for (int64_t q = 0; q < t.n / 2; q += 4) {
-        SmallVector<Value> four;
-        for (int64_t x = 0; x < 4; ++x)
-          four.push_back(e.extractValue(accs[r], q + x));
-        e.store(e.pack(four), group(mine, r * t.n / 2 + q), 16);
-      }
+    auto storePartial = [&] {
+      for (int64_t r = 0; r < t.rhs; ++r)
+        for (int64_t q = 0; q < t.n / 2; q += 4) {
+          SmallVector<Value> four;
+          for (int64_t x = 0; x < 4; ++x)
+            four.push_back(e.extractValue(accs[r], q + x));
+          e.store(e.pack(four), group(mine, r * t.n / 2 + q), 16);
+        }
+    };
+    if (holds)
+      e.ifThen(holds, storePartial);
+    else
+      storePartial();
     LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
     consumerBarrier();
     Value flag = sharedAt(smem, i32(flagOffset));
@@ -920,7 +935,8 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
       // time), summing in order.
       SmallVector<Value> zeros(t.rhs * t.n / 2, e.f32c(0));
       SmallVector<Value> total = e.loop(
-          i32(0), i32(t.split), i32(1), zeros, [&](Value p, ValueRange sums) -> SmallVector<Value> {
+          i32(0), holds ? e.select(holds, i32(t.split), i32(0)) : i32(t.split), i32(1), zeros,
+          [&](Value p, ValueRange sums) -> SmallVector<Value> {
             Value from = slot(p);
             SmallVector<Value> next(sums.begin(), sums.end());
             for (int64_t q = 0; q < t.rhs * t.n / 2; q += 4) {

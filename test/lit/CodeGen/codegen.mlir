@@ -33,7 +33,7 @@
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/b arch=sm_100a" -o /dev/null
 // RUN: FileCheck %s --check-prefix=SM100 < %t/b/gelu_bias_residual.k0_add_add.ptx
 
-// IR: fusec.kernel "k0_add_add"{{.*}}fusec.block = array<i64: 256>, fusec.cache_hints = [#fusec<cache_hint stream>, #fusec<cache_hint stream>, #fusec<cache_hint stream>], fusec.entry = "k0_add_add", fusec.grid = array<i64: 1>
+// IR: fusec.kernel "k0_add_add"{{.*}}fusec.block = array<i64: 128>, fusec.cache_hints = [#fusec<cache_hint stream>, #fusec<cache_hint stream>, #fusec<cache_hint stream>], fusec.entry = "k0_add_add", fusec.grid = array<i64: 1>
 // IR-SAME: fusec.ptx = "
 // IR-SAME: fusec.strategy = #fusec<strategy elementwise>
 // REMARK: remark: generated 'k0_reduce' for sm_90a: column, grid 2 x block 256

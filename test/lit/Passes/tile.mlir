@@ -5,7 +5,7 @@
 
 // bf16 elementwise: 16-byte accesses are 8 elements.
 // CHECK-LABEL: func.func @elementwise_bf16
-// CHECK: fusec.launch = #fusec.launch<strategy = elementwise, grid = 256, block = 256, vector = 8, chunks = 2, regs = {{[0-9]+}}>
+// CHECK: fusec.launch = #fusec.launch<strategy = elementwise, grid = 512, block = 128, vector = 8, chunks = 2, regs = {{[0-9]+}}>
 func.func @elementwise_bf16(%x: tensor<1048576xbf16>) -> tensor<1048576xbf16> {
   %0 = fusec.exp %x : tensor<1048576xbf16>
   return %0 : tensor<1048576xbf16>
@@ -15,7 +15,7 @@ func.func @elementwise_bf16(%x: tensor<1048576xbf16>) -> tensor<1048576xbf16> {
 
 // f32: 4 elements per access.
 // CHECK-LABEL: func.func @elementwise_f32
-// CHECK: #fusec.launch<strategy = elementwise, grid = 2, block = 256, vector = 4, chunks = 2,
+// CHECK: #fusec.launch<strategy = elementwise, grid = 4, block = 128, vector = 4, chunks = 2,
 func.func @elementwise_f32(%x: tensor<4096xf32>) -> tensor<4096xf32> {
   %0 = fusec.exp %x : tensor<4096xf32>
   return %0 : tensor<4096xf32>
