@@ -64,6 +64,17 @@ __device__ __forceinline__ bool hiddenKey(const KernelParams &p, int b, int col)
   return p.keyMask && !__ldg(p.keyMask + static_cast<size_t>(b) * p.skv + col);
 }
 
+/// The max and the sum over the 4 lanes of a quad (lane ^ 1, lane ^ 2): the
+/// lanes that hold one row of an mma accumulator.
+__device__ __forceinline__ float quadMax(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffff, x, 2));
+}
+__device__ __forceinline__ float quadSum(float x) {
+  x += __shfl_xor_sync(0xffffffff, x, 1);
+  return x + __shfl_xor_sync(0xffffffff, x, 2);
+}
+
 /// FlashAttention-4's conditional rescaling: the reference max of a row
 /// moves only when the block's max passes it by more than this (log2
 /// units), so P stays below 2^8.

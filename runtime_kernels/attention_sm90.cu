@@ -67,14 +67,6 @@ template <int D> struct Config {
       1024 /* alignment slack */ + kQBytes + 2 * kStages * kKVBytes + 8 * kBarriers;
 };
 
-__device__ __forceinline__ float warpMax4(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffff, x, 2));
-}
-__device__ __forceinline__ float warpSum4(float x) {
-  x += __shfl_xor_sync(0xffffffff, x, 1);
-  return x + __shfl_xor_sync(0xffffffff, x, 2);
-}
 
 template <int D, bool F16, bool CondRescale, int PolyEvery, bool PingPong, bool Pipelined>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -264,7 +256,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         blockMax[i] = fmaxf(blockMax[i], fmaxf(sacc[4 * j + 2 * i], sacc[4 * j + 2 * i + 1]));
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      blockMax[i] = warpMax4(blockMax[i]);
+      blockMax[i] = quadMax(blockMax[i]);
       factor[i] = 1.0f;
     }
     rescale = true;
@@ -465,7 +457,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   T *out = static_cast<T *>(p.o) + static_cast<size_t>(bh) * p.sq * D;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    float l = warpSum4(rowSum[i]);
+    float l = quadSum(rowSum[i]);
     float inv = l > 0.0f ? 1.0f / l : 0.0f;
     int row = rowBase + 8 * i;
     if (row < p.sq) {
@@ -776,6 +768,21 @@ template <int D, bool F16> int launchSplit(const Problem &pr, cudaStream_t strea
   return 0;
 }
 
+/// Which kernel runs a problem (forward's choice by its size).
+enum class Kernel { decode, splitKv, tiled };
+
+template <int D, bool F16>
+int launchKernel(Kernel kernel, const Problem &pr, cudaStream_t stream) {
+  switch (kernel) {
+  case Kernel::decode:
+    return launchDecode<D, F16>(pr, stream);
+  case Kernel::splitKv:
+    return launchSplit<D, F16>(pr, stream);
+  default:
+    return dispatchFlags<D, F16>(pr, stream);
+  }
+}
+
 } // namespace
 
 int forward(const Problem &prIn, cudaStream_t stream) {
@@ -784,34 +791,21 @@ int forward(const Problem &prIn, cudaStream_t stream) {
   Problem pr = prIn;
   const bool tiledOnly = (pr.flags & kTiledOnly) != 0;
   pr.flags &= kAllFlags;
-  bool f16 = pr.dtype == kF16;
-  if (!tiledOnly && pr.sq <= kDecodeMaxRows && pr.skv <= kDecodeMaxKeys) {
-    switch (pr.headDim) {
-    case 64:
-      return f16 ? launchDecode<64, true>(pr, stream) : launchDecode<64, false>(pr, stream);
-    case 128:
-      return f16 ? launchDecode<128, true>(pr, stream) : launchDecode<128, false>(pr, stream);
-    default:
-      return f16 ? launchDecode<256, true>(pr, stream) : launchDecode<256, false>(pr, stream);
-    }
-  }
-  if (!tiledOnly && pr.sq <= kSplitMaxRows) {
-    switch (pr.headDim) {
-    case 64:
-      return f16 ? launchSplit<64, true>(pr, stream) : launchSplit<64, false>(pr, stream);
-    case 128:
-      return f16 ? launchSplit<128, true>(pr, stream) : launchSplit<128, false>(pr, stream);
-    default:
-      return f16 ? launchSplit<256, true>(pr, stream) : launchSplit<256, false>(pr, stream);
-    }
-  }
+  const Kernel kernel = !tiledOnly && pr.sq <= kDecodeMaxRows && pr.skv <= kDecodeMaxKeys
+                            ? Kernel::decode
+                        : !tiledOnly && pr.sq <= kSplitMaxRows ? Kernel::splitKv
+                                                                : Kernel::tiled;
+  const bool f16 = pr.dtype == kF16;
   switch (pr.headDim) {
   case 64:
-    return f16 ? dispatchFlags<64, true>(pr, stream) : dispatchFlags<64, false>(pr, stream);
+    return f16 ? launchKernel<64, true>(kernel, pr, stream)
+               : launchKernel<64, false>(kernel, pr, stream);
   case 128:
-    return f16 ? dispatchFlags<128, true>(pr, stream) : dispatchFlags<128, false>(pr, stream);
+    return f16 ? launchKernel<128, true>(kernel, pr, stream)
+               : launchKernel<128, false>(kernel, pr, stream);
   default:
-    return f16 ? dispatchFlags<256, true>(pr, stream) : dispatchFlags<256, false>(pr, stream);
+    return f16 ? launchKernel<256, true>(kernel, pr, stream)
+               : launchKernel<256, false>(kernel, pr, stream);
   }
 }
 
