@@ -1157,6 +1157,196 @@ OpCost AttentionOp::getCost() {
   return cost;
 }
 
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+static Window makeWindow(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                         ArrayRef<int64_t> dilations, ArrayRef<int64_t> padLow,
+                         ArrayRef<int64_t> padHigh) {
+  size_t n = kernel.size();
+  auto fill = [n](ArrayRef<int64_t> a, int64_t dflt) {
+    return a.empty() ? SmallVector<int64_t, 4>(n, dflt) : SmallVector<int64_t, 4>(a);
+  };
+  return {SmallVector<int64_t, 4>(kernel), fill(strides, 1), fill(dilations, 1),
+          fill(padLow, 0), fill(padHigh, 0)};
+}
+
+Window fusec::windowOf(ConvOp op) {
+  ArrayRef<int64_t> filter = op.getFilter().getType().getShape();
+  return makeWindow(filter.size() > 2 ? filter.drop_front(2) : ArrayRef<int64_t>{},
+                    op.getStrides(), op.getDilations(), op.getPadLow(), op.getPadHigh());
+}
+
+Window fusec::windowOf(PoolOp op) {
+  return makeWindow(op.getKernel(), op.getStrides(), op.getDilations(), op.getPadLow(),
+                    op.getPadHigh());
+}
+
+/// Checks the window attributes of a conv or pool with `spatial` spatial
+/// dims: each array empty or of that size, strides and dilations at least 1,
+/// pads at least 0, sizes small enough that no output-size formula wraps.
+static LogicalResult verifyWindowAttrs(Operation *op, size_t spatial,
+                                       ArrayRef<std::pair<StringRef, ArrayRef<int64_t>>> attrs) {
+  for (auto [name, values] : attrs) {
+    bool kernel = name == "kernel";
+    if ((!values.empty() || kernel) && values.size() != spatial)
+      return op->emitOpError() << "'" << name << "' has " << values.size()
+                               << " values, expected " << spatial
+                               << (kernel ? "" : " (one per spatial dim) or none");
+    bool pad = name.starts_with("pad");
+    for (int64_t v : values)
+      if (v < (pad ? 0 : 1) || v > (int64_t(1) << 32))
+        return op->emitOpError() << "'" << name << "' holds " << v << ", expected a value in ["
+                                 << (pad ? 0 : 1) << ", 2^32]";
+  }
+  return success();
+}
+
+/// The extent one window covers: dilation·(k - 1) + 1.
+static int64_t windowExtent(const Window &w, size_t i) {
+  return w.dilations[i] * (w.kernel[i] - 1) + 1;
+}
+
+LogicalResult ConvOp::verify() {
+  RankedTensorType in = getInput().getType(), filter = getFilter().getType();
+  if (failed(checkFloat(*this, in, 0, "input")) || failed(checkFloat(*this, filter, 1, "filter")) ||
+      failed(checkFloat(*this, getType(), 0, "result")))
+    return failure();
+  if (filter.getElementType() != in.getElementType())
+    return emitOpError() << "operand #1 ('filter') has element type " << filter.getElementType()
+                         << ", expected " << in.getElementType()
+                         << " (that of operand #0 ('input'))";
+  if (in.getRank() < 3)
+    return emitOpError() << "operand #0 ('input') has rank " << in.getRank()
+                         << ", expected at least 3 ([N, C, spatial...])";
+  if (filter.getRank() != in.getRank())
+    return emitOpError() << "operand #1 ('filter') has rank " << filter.getRank() << ", expected "
+                         << in.getRank() << " (that of operand #0 ('input'))";
+  if (!in.hasStaticShape() || !filter.hasStaticShape())
+    return emitOpError() << "needs static shapes";
+  size_t spatial = in.getRank() - 2;
+  if (failed(verifyWindowAttrs(*this, spatial,
+                               {{"strides", getStrides()},
+                                {"dilations", getDilations()},
+                                {"pad_low", getPadLow()},
+                                {"pad_high", getPadHigh()}})))
+    return failure();
+  int64_t groups = getGroups(), channels = in.getDimSize(1);
+  if (groups < 1 || channels % groups)
+    return emitOpError() << "'groups' is " << groups << ", expected a divisor of the "
+                         << channels << " input channels";
+  for (size_t i = 0; i < spatial; ++i)
+    if (filter.getDimSize(i + 2) < 1)
+      return emitOpError() << "operand #1 ('filter') has an empty kernel dim " << i + 2;
+  Window w = windowOf(*this);
+  SmallVector<int64_t> expected = {in.getDimSize(0)};
+  if (!getTransposed()) {
+    if (filter.getDimSize(1) * groups != channels)
+      return emitOpError() << "operand #1 ('filter') has " << filter.getDimSize(1)
+                           << " channels a group, expected " << channels / groups << " ("
+                           << channels << " input channels in " << groups << " groups)";
+    if (filter.getDimSize(0) % groups)
+      return emitOpError() << "operand #1 ('filter') has " << filter.getDimSize(0)
+                           << " output channels, expected a multiple of the " << groups
+                           << " groups";
+    expected.push_back(filter.getDimSize(0));
+    for (size_t i = 0; i < spatial; ++i) {
+      int64_t span = in.getDimSize(i + 2) + w.padLow[i] + w.padHigh[i] - windowExtent(w, i);
+      if (span < 0)
+        return emitOpError() << "spatial dim " << i << " of the padded input ("
+                             << in.getDimSize(i + 2) + w.padLow[i] + w.padHigh[i]
+                             << ") is smaller than the window (" << windowExtent(w, i) << ")";
+      expected.push_back(span / w.strides[i] + 1);
+    }
+    return checkResultShape(*this, expected);
+  }
+  if (filter.getDimSize(0) != channels)
+    return emitOpError() << "operand #1 ('filter') has " << filter.getDimSize(0)
+                         << " input channels, expected " << channels
+                         << " (a transposed filter is [C, K/groups, kernel...])";
+  expected.push_back(filter.getDimSize(1) * groups);
+  ArrayRef<int64_t> result = getType().getShape();
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t base = (in.getDimSize(i + 2) - 1) * w.strides[i] - w.padLow[i] - w.padHigh[i] +
+                   windowExtent(w, i);
+    int64_t extra = static_cast<int64_t>(result.size()) == in.getRank() ? result[i + 2] - base : 0;
+    if (extra < 0 || extra >= std::max(w.strides[i], w.dilations[i]))
+      extra = 0;
+    if (base < 1)
+      return emitOpError() << "spatial dim " << i << " of the result would have size " << base
+                           << ", expected at least 1 (the pads remove more than the input)";
+    expected.push_back(base + extra);
+  }
+  return checkResultShape(*this, expected);
+}
+
+OpCost ConvOp::getCost() {
+  RankedTensorType in = getInput().getType(), filter = getFilter().getType();
+  int64_t taps = 1;
+  for (int64_t d = 2; d < filter.getRank(); ++d)
+    taps = satMul(taps, filter.getDimSize(d));
+  // Multiply-adds: each (output, filter tap, channel of the group) forward;
+  // each (input, filter tap, output channel of the group) transposed.
+  int64_t macs = getTransposed()
+                     ? satMul(satMul(tensorElements(in), filter.getDimSize(1)), taps)
+                     : satMul(satMul(tensorElements(getType()), filter.getDimSize(1)), taps);
+  OpCost cost = movementCost(*this);
+  cost.flops = satMul(2, macs);
+  return cost;
+}
+
+LogicalResult PoolOp::verify() {
+  RankedTensorType in = getInput().getType();
+  if (failed(checkFloat(*this, in, 0, "input")) || failed(checkResultType(*this, getType().clone(in.getElementType()))))
+    return failure();
+  if (getKind() != ReduceKind::max && getKind() != ReduceKind::mean)
+    return emitOpError() << "kind '" << stringifyReduceKind(getKind())
+                         << "', expected 'max' or 'mean'";
+  if (in.getRank() < 3)
+    return emitOpError() << "operand #0 ('input') has rank " << in.getRank()
+                         << ", expected at least 3 ([N, C, spatial...])";
+  if (!in.hasStaticShape())
+    return emitOpError() << "needs a static shape";
+  size_t spatial = in.getRank() - 2;
+  if (failed(verifyWindowAttrs(*this, spatial,
+                               {{"kernel", getKernel()},
+                                {"strides", getStrides()},
+                                {"dilations", getDilations()},
+                                {"pad_low", getPadLow()},
+                                {"pad_high", getPadHigh()}})))
+    return failure();
+  Window w = windowOf(*this);
+  ArrayRef<int64_t> result = getType().getShape();
+  SmallVector<int64_t> expected = {in.getDimSize(0), in.getDimSize(1)};
+  for (size_t i = 0; i < spatial; ++i) {
+    if (w.padLow[i] >= windowExtent(w, i) || w.padHigh[i] >= windowExtent(w, i))
+      return emitOpError() << "spatial dim " << i << " has a pad of at least the window ("
+                           << windowExtent(w, i) << "): a window would see only padding";
+    int64_t span = in.getDimSize(i + 2) + w.padLow[i] + w.padHigh[i] - windowExtent(w, i);
+    if (span < 0)
+      return emitOpError() << "spatial dim " << i << " of the padded input ("
+                           << in.getDimSize(i + 2) + w.padLow[i] + w.padHigh[i]
+                           << ") is smaller than the window (" << windowExtent(w, i) << ")";
+    int64_t floorSize = span / w.strides[i] + 1, ceilSize = floorSize;
+    if (span % w.strides[i] && floorSize * w.strides[i] < in.getDimSize(i + 2) + w.padLow[i])
+      ceilSize = floorSize + 1; // ceil mode: the last window starts inside input or low pad
+    bool ceil = static_cast<int64_t>(result.size()) == in.getRank() && result[i + 2] == ceilSize;
+    expected.push_back(ceil ? ceilSize : floorSize);
+  }
+  return checkResultShape(*this, expected);
+}
+
+OpCost PoolOp::getCost() {
+  Window w = windowOf(*this);
+  int64_t taps = 1;
+  for (int64_t k : w.kernel)
+    taps = satMul(taps, k);
+  OpCost cost = movementCost(*this);
+  cost.flops = satMul(tensorElements(getType()), taps);
+  return cost;
+}
+
 /// Shared checks of the normalizations: a float input, per-feature operands
 /// of the last dimension's size and a result of the input's type.
 static LogicalResult verifyNorm(Operation *op, ArrayRef<StringRef> names) {

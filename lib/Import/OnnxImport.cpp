@@ -830,6 +830,17 @@ absl::Status Importer::foldNode(const std::function<absl::Status()> &importer) {
                                   absl::StrJoin(rets, ", "), " : ",
                                   absl::StrJoin(retTypes, ", "), "\n}\n");
   restore();
+  auto results = runScratch(text, args);
+  if (!results.ok())
+    return results.status();
+  for (size_t r = 0; r < pending.size(); ++r)
+    values[node->outputs[pending[r].first]] = knownVal((*results)[r]);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<const HostTensor>>>
+Importer::runScratch(const std::string &text,
+                     const std::vector<std::shared_ptr<const HostTensor>> &args) {
   if (!context) {
     context = std::make_unique<mlir::MLIRContext>();
     context->getOrLoadDialect<FusecDialect>();
@@ -851,12 +862,86 @@ absl::Status Importer::foldNode(const std::function<absl::Status()> &importer) {
   auto results = interpretShared(*func, args);
   if (!results.ok())
     return invalid(absl::StrCat("evaluating it at import: ", results.status().message()));
-  for (size_t r = 0; r < pending.size(); ++r)
-    values[node->outputs[pending[r].first]] = knownVal((*results)[r]);
-  return absl::OkStatus();
+  return std::move(*results);
+}
+
+absl::StatusOr<Val> Importer::foldExpr(
+    std::vector<Val> inputs, const std::function<absl::StatusOr<Val>(std::vector<Val> &)> &fn) {
+  for (Val &v : inputs) {
+    if (!v.known)
+      return absl::InternalError("foldExpr on a value not known at import");
+    v.ssa.clear(); // named afresh as arguments of this scratch function
+  }
+  std::string savedBody = std::move(body);
+  auto savedArgs = std::move(foldArgs);
+  body.clear();
+  foldArgs.clear();
+  ++foldDepth;
+  absl::StatusOr<Val> r = fn(inputs);
+  std::string ret;
+  if (r.ok() && !r->known)
+    ret = use(*r);
+  --foldDepth;
+  std::string text = std::move(body);
+  auto args = std::move(foldArgs);
+  body = std::move(savedBody);
+  foldArgs = std::move(savedArgs);
+  if (!r.ok())
+    return r.status();
+  if (r->known)
+    return knownVal(r->known);
+  std::vector<std::string> params;
+  std::vector<std::shared_ptr<const HostTensor>> values;
+  for (auto &[name, t] : args) {
+    params.push_back(absl::StrCat(name, ": ", t->typeString()));
+    values.push_back(t);
+  }
+  std::string t = ty(*r);
+  std::string fnText = absl::StrCat("func.func @fold(", absl::StrJoin(params, ", "), ") -> (", t,
+                                    ") {\n", text, "    return ", ret, " : ", t, "\n}\n");
+  auto results = runScratch(fnText, values);
+  if (!results.ok())
+    return results.status();
+  return knownVal((*results)[0]);
+}
+
+std::vector<size_t> Importer::consumersOf(const std::string &name) const {
+  std::vector<size_t> out;
+  const auto &nodes = model.graph.nodes;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const std::string &in : nodes[i].inputs)
+      if (in == name) {
+        out.push_back(i);
+        break;
+      }
+  return out;
+}
+
+bool Importer::isGraphOutput(const std::string &name) const {
+  for (const onnx::ValueInfo &o : model.graph.outputs)
+    if (o.name == name)
+      return true;
+  return false;
+}
+
+const onnx::Node &Importer::nodeAt(size_t i) const { return model.graph.nodes[i]; }
+
+std::optional<Val> Importer::lookup(const std::string &name) const {
+  auto it = values.find(name);
+  if (it == values.end())
+    return std::nullopt;
+  return it->second;
 }
 
 absl::Status Importer::importNode() {
+  if (absorbed.count(nodeIndex)) {
+    // Folded into the node that produces its input, whose output is this
+    // node's: an alias.
+    auto x = input(0);
+    if (!x.ok())
+      return x.status();
+    return define(0, *x);
+  }
   if (!node->domain.empty() && node->domain != "ai.onnx")
     return unsupported(absl::StrCat("domain '", node->domain, "' is not supported"));
   const auto &table = opImporters();

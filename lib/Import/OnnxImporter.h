@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 #include <optional>
 #include <string>
@@ -149,6 +150,26 @@ public:
   Val knownMask(const std::vector<int64_t> &shape,
                 const std::function<bool(const std::vector<int64_t> &)> &fn);
 
+  /// Evaluates `fn` on `inputs` (all known) at import: the building blocks
+  /// it calls are emitted into a scratch function that the reference
+  /// interpreter runs, as a node of known inputs is folded; the result is a
+  /// known value. For an importer that computes with known parameters
+  /// (BatchNormalization's folded scale, a filter scaled by it).
+  absl::StatusOr<Val> foldExpr(std::vector<Val> inputs,
+                               const std::function<absl::StatusOr<Val>(std::vector<Val> &)> &fn);
+
+  // The graph around the node being imported.
+  /// The indices of the nodes that read value `name`.
+  std::vector<size_t> consumersOf(const std::string &name) const;
+  bool isGraphOutput(const std::string &name) const;
+  /// The value `name` where it is defined by now.
+  std::optional<Val> lookup(const std::string &name) const;
+  const onnx::Node &nodeAt(size_t i) const;
+  /// Nodes an earlier node's importer folded into itself (a
+  /// BatchNormalization into the Conv before it): each such node's output
+  /// is its input's alias.
+  std::set<size_t> absorbed;
+
   /// True while a node is imported into a scratch function to be folded:
   /// an importer may then produce values it otherwise refuses (empty ones).
   bool folding() const { return foldDepth > 0; }
@@ -195,11 +216,22 @@ private:
   /// Imports the node into a scratch function and evaluates it with the
   /// interpreter; its outputs become known values.
   absl::Status foldNode(const std::function<absl::Status()> &importer);
+  /// Parses the scratch function `text` (named @fold), runs it on `args`
+  /// with the interpreter and returns its results.
+  absl::StatusOr<std::vector<std::shared_ptr<const HostTensor>>>
+  runScratch(const std::string &text, const std::vector<std::shared_ptr<const HostTensor>> &args);
 };
 
 /// An op type's importer: reads the node through `I` and defines its
 /// outputs.
 using OpImporter = absl::Status (*)(Importer &I);
+// The importers of convolutional networks' ops (OnnxVision.cpp).
+absl::Status importConv(Importer &I);
+absl::Status importPool(Importer &I);
+absl::Status importBatchNormalization(Importer &I);
+absl::Status importInstanceNormalization(Importer &I);
+absl::Status importResize(Importer &I);
+
 /// The op types fusec imports (default domain), each with its importer.
 const std::map<std::string, OpImporter> &opImporters();
 

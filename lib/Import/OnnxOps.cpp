@@ -250,6 +250,14 @@ absl::Status importActivations(Importer &I) {
 absl::Status importPRelu(Importer &I) {
   TRY(x, I.input(0));
   TRY(slope, I.input(1));
+  // Before opset 7 a slope of [C] applies per channel (dim 1), as PyTorch's
+  // old exports write it, not numpy-broadcast along the last dim.
+  if (I.opset < 7 && slope.shape.size() == 1 && x.shape.size() > 2 &&
+      slope.shape[0] == x.shape[1] && slope.shape[0] != x.shape.back()) {
+    std::vector<int64_t> perChannel(x.shape.size() - 1, 1);
+    perChannel[0] = slope.shape[0];
+    slope = I.reshape(slope, perChannel);
+  }
   TRY(shape, broadcastShapes(x.shape, slope.shape));
   Val xb = I.broadcastTo(x, shape);
   TRY(neg, I.binary("mul", xb, slope));
@@ -787,7 +795,8 @@ absl::Status importPad(Importer &I) {
   int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<int64_t> pads;
   if (I.opset < 11) {
-    pads = I.attrInts("pads").value_or(std::vector<int64_t>{});
+    // "paddings" before opset 2.
+    pads = I.attrInts(I.opset < 2 ? "paddings" : "pads").value_or(std::vector<int64_t>{});
   } else {
     TRY(p, I.knownInts(1));
     pads = p;
@@ -850,8 +859,9 @@ absl::Status importPad(Importer &I) {
   Val gathered = I.gatherFlat(x, index);
   if (mode != "constant")
     return I.define(0, gathered);
-  Val fill = I.constant(x.dtype, 0);
-  if (I.hasInput(2)) {
+  // The fill value: an attribute before opset 11, an input after.
+  Val fill = I.constant(x.dtype, I.opset < 11 ? I.attrFloat("value", 0.0f) : 0.0);
+  if (I.opset >= 11 && I.hasInput(2)) {
     TRY(v, I.input(2));
     fill = I.reshape(v, {});
   }
@@ -1673,6 +1683,15 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"MatMul", importMatMul},
       {"Gemm", importMatMul},
       {"Einsum", importEinsum},
+      // Convolutional networks (OnnxVision.cpp).
+      {"Conv", importConv},
+      {"ConvTranspose", importConv},
+      {"MaxPool", importPool},
+      {"AveragePool", importPool},
+      {"BatchNormalization", importBatchNormalization},
+      {"InstanceNormalization", importInstanceNormalization},
+      {"Resize", importResize},
+      {"Upsample", importResize},
   };
   return table;
 }

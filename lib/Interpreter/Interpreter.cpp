@@ -187,6 +187,8 @@ private:
   absl::Status execReduce(ReduceOp op);
   absl::Status execMatmul(MatmulOp op);
   absl::Status execAttention(AttentionOp op);
+  absl::Status execConv(ConvOp op);
+  absl::Status execPool(PoolOp op);
   absl::Status execNorm(Operation *op, bool layerNorm, double eps);
   absl::Status execSoftmax(SoftmaxOp op);
   absl::Status execKernel(KernelOp op);
@@ -435,6 +437,8 @@ absl::Status Interpreter::exec(Operation *op) {
       .Case([&](ReduceOp r) { return execReduce(r); })
       .Case([&](MatmulOp m) { return execMatmul(m); })
       .Case([&](AttentionOp a) { return execAttention(a); })
+      .Case([&](ConvOp c) { return execConv(c); })
+      .Case([&](PoolOp p) { return execPool(p); })
       .Case([&](LayerNormOp l) {
         return execNorm(op, true, l.getEpsilon().convertToDouble());
       })
@@ -777,6 +781,119 @@ absl::Status Interpreter::execNorm(Operation *op, bool layerNorm, double eps) {
       py[i] = (px[i] - mean) * rstd * g.data[i] + (bias ? bias->data[i] : 0.0);
   }
   set(op->getResult(0), std::move(*out));
+  return absl::OkStatus();
+}
+
+/// Calls fn(tap, flat) for each tap of the window at position `pos` that
+/// lands inside `dims`: coordinate pos·stride - pad_low + tap·dilation per
+/// dim, `tap` the flat index into the kernel and `flat` the row-major index
+/// into `dims`. A convolution reads its input this way at each output; a
+/// transposed one scatters each input to the outputs this way.
+template <typename Fn>
+static void forEachTap(const Window &w, const std::vector<int64_t> &pos,
+                       const std::vector<int64_t> &dims, Fn fn) {
+  size_t rank = dims.size();
+  std::vector<int64_t> t(rank, 0);
+  int64_t taps = elementCount(std::vector<int64_t>(w.kernel.begin(), w.kernel.end()));
+  for (int64_t tap = 0; tap < taps; ++tap) {
+    int64_t flat = 0;
+    bool inside = true;
+    for (size_t d = 0; d < rank && inside; ++d) {
+      int64_t c = pos[d] * w.strides[d] - w.padLow[d] + t[d] * w.dilations[d];
+      inside = c >= 0 && c < dims[d];
+      flat = flat * dims[d] + c;
+    }
+    if (inside)
+      fn(tap, flat);
+    for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+      if (++t[d] < w.kernel[d])
+        break;
+      t[d] = 0;
+    }
+  }
+}
+
+absl::Status Interpreter::execConv(ConvOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &x = get(op.getInput()), &f = get(op.getFilter());
+  Window w = windowOf(op);
+  std::vector<int64_t> inSp(x.shape.begin() + 2, x.shape.end());
+  std::vector<int64_t> outSp(out->shape.begin() + 2, out->shape.end());
+  int64_t batch = x.shape[0], cin = x.shape[1], cout = out->shape[1];
+  int64_t groups = op.getGroups(), cg = cin / groups, kg = cout / groups;
+  int64_t inPlane = elementCount(inSp), outPlane = elementCount(outSp);
+  int64_t taps = elementCount(std::vector<int64_t>(w.kernel.begin(), w.kernel.end()));
+  std::fill(out->data.begin(), out->data.end(), 0.0);
+  if (!op.getTransposed()) {
+    // out[n, k, o] = sum over c of k's group and taps of x[n, c, at] * f[k, c, tap]
+    forEachIndex(outSp, [&](int64_t o, const std::vector<int64_t> &pos) {
+      forEachTap(w, pos, inSp, [&](int64_t tap, int64_t at) {
+        for (int64_t n = 0; n < batch; ++n)
+          for (int64_t k = 0; k < cout; ++k) {
+            int64_t g = k / kg;
+            double acc = 0;
+            for (int64_t c = 0; c < cg; ++c)
+              acc += x.data[(n * cin + g * cg + c) * inPlane + at] *
+                     f.data[(k * cg + c) * taps + tap];
+            out->data[(n * cout + k) * outPlane + o] += acc;
+          }
+      });
+    });
+  } else {
+    // Each x[n, c, i] adds x * f[c, k, tap] to out[n, g·kg + k, at].
+    forEachIndex(inSp, [&](int64_t i, const std::vector<int64_t> &pos) {
+      forEachTap(w, pos, outSp, [&](int64_t tap, int64_t at) {
+        for (int64_t n = 0; n < batch; ++n)
+          for (int64_t c = 0; c < cin; ++c) {
+            int64_t g = c / cg;
+            double v = x.data[(n * cin + c) * inPlane + i];
+            for (int64_t k = 0; k < kg; ++k)
+              out->data[(n * cout + g * kg + k) * outPlane + at] +=
+                  v * f.data[(c * kg + k) * taps + tap];
+          }
+      });
+    });
+  }
+  set(op.getResult(), std::move(*out));
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::execPool(PoolOp op) {
+  auto out = make(op, op.getResult());
+  if (!out.ok())
+    return out.status();
+  const HostTensor &x = get(op.getInput());
+  Window w = windowOf(op);
+  std::vector<int64_t> inSp(x.shape.begin() + 2, x.shape.end());
+  std::vector<int64_t> outSp(out->shape.begin() + 2, out->shape.end());
+  int64_t planes = x.shape[0] * x.shape[1];
+  int64_t inPlane = elementCount(inSp), outPlane = elementCount(outSp);
+  bool isMax = op.getKind() == ReduceKind::max;
+  forEachIndex(outSp, [&](int64_t o, const std::vector<int64_t> &pos) {
+    std::vector<int64_t> at;
+    forEachTap(w, pos, inSp, [&](int64_t, int64_t a) { at.push_back(a); });
+    // The divisor with count_include_pad: the taps inside [-pad_low, d + pad_high).
+    int64_t padded = 1;
+    for (size_t d = 0; d < inSp.size(); ++d) {
+      int64_t inside = 0;
+      for (int64_t t = 0; t < w.kernel[d]; ++t) {
+        int64_t c = pos[d] * w.strides[d] - w.padLow[d] + t * w.dilations[d];
+        inside += c >= -w.padLow[d] && c < inSp[d] + w.padHigh[d];
+      }
+      padded *= inside;
+    }
+    double count = op.getCountIncludePad() ? padded : static_cast<double>(at.size());
+    for (int64_t p = 0; p < planes; ++p) {
+      const double *src = x.data.data() + p * inPlane;
+      double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t a : at)
+        acc = isMax ? nanAwareMax(acc, src[a]) : acc + src[a];
+      out->data[p * outPlane + o] = isMax ? acc : acc / count;
+    }
+  });
+  set(op.getResult(), std::move(*out));
   return absl::OkStatus();
 }
 

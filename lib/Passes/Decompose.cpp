@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FoldMovement.h"
 #include "fusec/Passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -18,6 +19,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 
 namespace fusec {
@@ -594,6 +596,335 @@ struct SinkReshapeIntoBroadcast : OpRewritePattern<BroadcastOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Convolution and pooling on the primitives the GPU runs
+//===----------------------------------------------------------------------===//
+
+/// A splat constant of `type`.
+Value splatOf(PatternRewriter &b, Location loc, RankedTensorType type, double value) {
+  auto attr = DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), value));
+  return ConstantOp::create(b, loc, type, attr);
+}
+
+/// `x` grown along dim `dim` by `low` and `high` elements of `value`.
+Value padDim(PatternRewriter &b, Location loc, Value x, int64_t dim, int64_t low,
+             int64_t high, double value) {
+  if (low == 0 && high == 0)
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<Value> parts;
+  SmallVector<int64_t> shape(type.getShape());
+  auto piece = [&](int64_t n) {
+    SmallVector<int64_t> s = shape;
+    s[dim] = n;
+    parts.push_back(splatOf(b, loc, type.clone(s), value));
+  };
+  if (low)
+    piece(low);
+  parts.push_back(x);
+  if (high)
+    piece(high);
+  shape[dim] += low + high;
+  return ConcatOp::create(b, loc, type.clone(shape), parts, static_cast<uint64_t>(dim));
+}
+
+/// A fusec.kernel `name` over `inputs` of result type `type`, its body
+/// built by `body` from the block's arguments. The decomposed im2col and
+/// pooling chains are slices of one padded tensor, which fusion would leave
+/// a kernel each; built as one kernel, the code generator reads the input
+/// through the chain's index maps, once per output element and tap.
+Value buildKernel(PatternRewriter &b, Location loc, StringRef name, ValueRange inputs,
+                  Type type, llvm::function_ref<Value(ArrayRef<Value>)> body) {
+  auto kernel = KernelOp::create(b, loc, TypeRange{type}, inputs, b.getStringAttr(name));
+  Block *block = new Block();
+  kernel.getBody().push_back(block);
+  SmallVector<Value> args;
+  for (Value in : inputs)
+    args.push_back(block->addArgument(in.getType(), loc));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(block);
+  Value r = body(args);
+  YieldOp::create(b, loc, ValueRange{r});
+  return kernel.getResult(0);
+}
+
+/// The taps of a window, each its offset per spatial dim.
+SmallVector<SmallVector<int64_t, 4>> windowTaps(const Window &w) {
+  SmallVector<SmallVector<int64_t, 4>> taps(1);
+  for (int64_t k : w.kernel) {
+    SmallVector<SmallVector<int64_t, 4>> next;
+    for (auto &t : taps)
+      for (int64_t i = 0; i < k; ++i) {
+        next.push_back(t);
+        next.back().push_back(i);
+      }
+    taps = std::move(next);
+  }
+  return taps;
+}
+
+/// The elements tap `t` of the window reads for every output of `outDims`
+/// (spatial, at dims `first`...), from `xp` (already padded): a strided slice.
+Value tapSlice(PatternRewriter &b, Location loc, Value xp, const Window &w,
+               ArrayRef<int64_t> tap, ArrayRef<int64_t> outDims, int64_t first) {
+  auto type = cast<RankedTensorType>(xp.getType());
+  SmallVector<int64_t> offsets(type.getRank(), 0), strides(type.getRank(), 1),
+      shape(type.getShape());
+  for (size_t i = 0; i < outDims.size(); ++i) {
+    offsets[first + i] = tap[i] * w.dilations[i];
+    strides[first + i] = w.strides[i];
+    shape[first + i] = outDims[i];
+  }
+  return SliceOp::create(b, loc, type.clone(shape), xp, offsets, strides);
+}
+
+/// A forward convolution as a matmul over an im2col matrix, the layout the
+/// tensor cores read at full speed: the input transposed to channels-last
+/// ([N, spatial..., C]), each tap a strided slice of it, the taps side by
+/// side into [N, P, T·C] (P outputs, T taps; the contraction padded with
+/// zeros to a multiple of 8 elements, so TMA can read its rows), times the
+/// filter as [K, T·C] (transposed the same way). The [N, P, K] product is
+/// transposed back to [N, K, spatial...], which the matmul's epilogue can
+/// store directly. A depthwise convolution (one input channel a group) is
+/// a sum over the taps of slices times per-channel weights instead: a
+/// memory-bound elementwise kernel. Other grouped ones run a convolution per
+/// group. Transposed convolutions are left whole.
+struct DecomposeConv : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &b) const override {
+    if (op.getTransposed())
+      return failure();
+    Location loc = op.getLoc();
+    RankedTensorType in = op.getInput().getType(), filter = op.getFilter().getType(),
+                     outType = op.getType();
+    int64_t rank = in.getRank(), n = in.getDimSize(0), c = in.getDimSize(1);
+    int64_t k = outType.getDimSize(1), groups = op.getGroups(), cg = c / groups;
+    Window w = windowOf(op);
+    SmallVector<int64_t> outDims(outType.getShape().drop_front(2));
+    int64_t p = 1;
+    for (int64_t d : outDims)
+      p *= d;
+    if (cg == 1 && groups > 1)
+      return depthwise(op, b, w, outDims);
+    if (groups > 1) {
+      // One convolution per group on its channels, joined along the channels.
+      SmallVector<Value> parts;
+      int64_t kg = k / groups;
+      for (int64_t g = 0; g < groups; ++g) {
+        SmallVector<int64_t> off(rank, 0), str(rank, 1), xs(in.getShape()), fs(filter.getShape());
+        off[1] = g * cg;
+        xs[1] = cg;
+        Value xg = SliceOp::create(b, loc, in.clone(xs), op.getInput(), off, str);
+        off[1] = 0;
+        off[0] = g * kg;
+        fs[0] = kg;
+        Value fg = SliceOp::create(b, loc, filter.clone(fs), op.getFilter(), off, str);
+        SmallVector<int64_t> ys(outType.getShape());
+        ys[1] = kg;
+        auto conv = ConvOp::create(b, loc, outType.clone(ys), xg, fg, op.getStridesAttr(),
+                                   op.getDilationsAttr(), op.getPadLowAttr(),
+                                   op.getPadHighAttr(), b.getI64IntegerAttr(1), nullptr);
+        parts.push_back(conv);
+      }
+      b.replaceOpWithNewOp<ConcatOp>(op, outType, parts, static_cast<uint64_t>(1));
+      return success();
+    }
+    // Channels last: [N, C, s...] -> [N, s..., C].
+    SmallVector<int64_t> toLast = {0};
+    for (int64_t d = 2; d < rank; ++d)
+      toLast.push_back(d);
+    toLast.push_back(1);
+    auto permuted = [&](RankedTensorType t, ArrayRef<int64_t> perm) {
+      SmallVector<int64_t> s;
+      for (int64_t d : perm)
+        s.push_back(t.getDimSize(d));
+      return t.clone(s);
+    };
+    SmallVector<SmallVector<int64_t, 4>> taps = windowTaps(w);
+    int64_t t = static_cast<int64_t>(taps.size()), kdim = t * c;
+    int64_t kpad = (8 - kdim % 8) % 8;
+    Type et = in.getElementType();
+    auto lhsType = RankedTensorType::get({n, p, kdim + kpad}, et);
+    bool pointwise = t == 1 && kpad == 0 && llvm::all_of(w.strides, [](int64_t v) { return v == 1; }) &&
+                     llvm::all_of(w.padLow, [](int64_t v) { return v == 0; }) &&
+                     llvm::all_of(w.padHigh, [](int64_t v) { return v == 0; });
+    auto im2col = [&](ArrayRef<Value> args) -> Value {
+      Value x = TransposeOp::create(b, loc, permuted(in, toLast), args[0], toLast);
+      if (pointwise)
+        return ReshapeOp::create(b, loc, lhsType, x);
+      for (int64_t i = 0; i + 2 < rank; ++i)
+        x = padDim(b, loc, x, i + 1, w.padLow[i], w.padHigh[i], 0.0);
+      SmallVector<Value> cols;
+      for (auto &tap : taps) {
+        Value s = tapSlice(b, loc, x, w, tap, outDims, 1);
+        cols.push_back(ReshapeOp::create(b, loc, RankedTensorType::get({n, p, c}, et), s));
+      }
+      if (kpad)
+        cols.push_back(splatOf(b, loc, RankedTensorType::get({n, p, kpad}, et), 0.0));
+      if (cols.size() == 1)
+        return cols[0];
+      return ConcatOp::create(b, loc, lhsType, cols, static_cast<uint64_t>(2));
+    };
+    // A 1x1 convolution's channels-last input is a transpose that fusion
+    // can fold into the matmul's load; every other one is an im2col kernel.
+    Value lhs = pointwise ? im2col({op.getInput()})
+                          : buildKernel(b, loc, "im2col", {op.getInput()}, lhsType, im2col);
+    // The filter [K, C, taps...] -> [K, taps..., C] -> [K, T·C] (+ zeros).
+    SmallVector<int64_t> fperm = {0};
+    for (int64_t d = 2; d < rank; ++d)
+      fperm.push_back(d);
+    fperm.push_back(1);
+    Value f = buildKernel(
+        b, loc, "filter_im2col", {op.getFilter()}, RankedTensorType::get({k, kdim + kpad}, et),
+        [&](ArrayRef<Value> args) -> Value {
+          Value f = TransposeOp::create(b, loc, permuted(filter, fperm), args[0], fperm);
+          f = ReshapeOp::create(b, loc, RankedTensorType::get({k, kdim}, et), f);
+          return kpad ? padDim(b, loc, f, 1, 0, kpad, 0.0) : f;
+        });
+    Type rt = outType.getElementType();
+    auto mm = MatmulOp::create(b, loc, RankedTensorType::get({n, p, k}, rt), lhs, f);
+    mm.setTransposeRhs(true);
+    Value y = TransposeOp::create(b, loc, RankedTensorType::get({n, k, p}, rt), mm,
+                                  ArrayRef<int64_t>{0, 2, 1});
+    b.replaceOpWithNewOp<ReshapeOp>(op, outType, y);
+    return success();
+  }
+
+  /// groups == C: each output channel k reads input channel k / (K / C);
+  /// the result is the sum over the taps of the tap's slice times the
+  /// filter's weight of that tap, per channel.
+  LogicalResult depthwise(ConvOp op, PatternRewriter &b, const Window &w,
+                          ArrayRef<int64_t> outDims) const {
+    Location loc = op.getLoc();
+    RankedTensorType in = op.getInput().getType(), outType = op.getType();
+    int64_t rank = in.getRank(), c = in.getDimSize(1), k = outType.getDimSize(1);
+    Value y = buildKernel(b, loc, "depthwise_conv", {op.getInput(), op.getFilter()}, outType,
+                          [&](ArrayRef<Value> args) -> Value {
+      Type ct = computeElementFor(in);
+      Emitter e(b, loc, ct);
+      Value x = args[0];
+      if (k != c) {
+        // A channel multiplier: each input channel repeated K / C times.
+        SmallVector<int64_t> s5(in.getShape()), dims;
+        s5.insert(s5.begin() + 2, k / c);
+        for (int64_t d = 0; d < rank; ++d)
+          dims.push_back(d < 2 ? d : d + 1);
+        Value bx = BroadcastOp::create(b, loc, in.clone(s5), x, dims);
+        SmallVector<int64_t> sk(in.getShape());
+        sk[1] = k;
+        x = ReshapeOp::create(b, loc, in.clone(sk), bx);
+      }
+      for (int64_t i = 0; i + 2 < rank; ++i)
+        x = padDim(b, loc, x, i + 2, w.padLow[i], w.padHigh[i], 0.0);
+      Value filter = e.in(args[1]);
+      auto ftype = cast<RankedTensorType>(filter.getType());
+      auto accType = outType.clone(ct);
+      Value acc;
+      SmallVector<SmallVector<int64_t, 4>> taps = windowTaps(w);
+      for (auto &tap : taps) {
+        Value s = e.in(tapSlice(b, loc, x, w, tap, outDims, 2));
+        // The weights of this tap, [K], broadcast along the channel dim.
+        SmallVector<int64_t> off(rank, 0), str(rank, 1), fs(rank, 1);
+        fs[0] = k;
+        for (size_t i = 0; i < tap.size(); ++i)
+          off[i + 2] = tap[i];
+        Value wt = SliceOp::create(b, loc, ftype.clone(fs), filter, off, str);
+        wt = ReshapeOp::create(b, loc, RankedTensorType::get({k}, ct), wt);
+        Value wb = BroadcastOp::create(b, loc, accType, wt, ArrayRef<int64_t>{1});
+        Value term = e.mul(s, wb);
+        acc = acc ? e.add(acc, term) : term;
+      }
+      return e.out(acc, outType);
+    });
+    b.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// A pool as an elementwise max or sum over the taps of its window, each a
+/// strided slice of the input padded with -inf (max) or 0 (mean); a mean
+/// divides by the count of the window's taps that it averages (a splat when
+/// every window counts the same).
+struct DecomposePool : OpRewritePattern<PoolOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PoolOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    RankedTensorType in = op.getInput().getType(), outType = op.getType();
+    int64_t rank = in.getRank();
+    Window w = windowOf(op);
+    bool isMax = op.getKind() == ReduceKind::max;
+    SmallVector<int64_t> outDims(outType.getShape().drop_front(2));
+    // The divisor of each output position (a mean).
+    SmallVector<int64_t> counts;
+    if (!isMax) {
+      int64_t positions = 1;
+      for (int64_t d : outDims)
+        positions *= d;
+      for (int64_t o = 0; o < positions; ++o) {
+        int64_t rem = o, count = 1;
+        for (int64_t i = static_cast<int64_t>(outDims.size()) - 1; i >= 0; --i) {
+          int64_t pos = rem % outDims[i];
+          rem /= outDims[i];
+          int64_t lo = op.getCountIncludePad() ? -w.padLow[i] : 0;
+          int64_t hi = in.getDimSize(i + 2) + (op.getCountIncludePad() ? w.padHigh[i] : 0);
+          int64_t inside = 0;
+          for (int64_t t = 0; t < w.kernel[i]; ++t) {
+            int64_t cpos = pos * w.strides[i] - w.padLow[i] + t * w.dilations[i];
+            inside += cpos >= lo && cpos < hi;
+          }
+          count *= inside;
+        }
+        counts.push_back(count);
+      }
+    }
+    // Divisors that differ are a constant plane, an input of the kernel
+    // (the code generator materializes only splats in a body).
+    SmallVector<Value> inputs = {op.getInput()};
+    if (!isMax && !llvm::all_equal(counts)) {
+      SmallVector<float> values;
+      for (int64_t cnt : counts)
+        values.push_back(cnt ? 1.0f / static_cast<float>(cnt) : 0.0f);
+      auto plane = RankedTensorType::get(outDims, b.getF32Type());
+      inputs.push_back(ConstantOp::create(b, loc, plane,
+                                          DenseElementsAttr::get(plane, ArrayRef<float>(values))));
+    }
+    Value y = buildKernel(b, loc, isMax ? "max_pool" : "avg_pool", inputs, outType,
+                          [&](ArrayRef<Value> args) -> Value {
+      // Enough high padding for a ceil-mode window past the end.
+      Value x = args[0];
+      for (int64_t i = 0; i + 2 < rank; ++i) {
+        int64_t need = (outDims[i] - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 -
+                       in.getDimSize(i + 2) - w.padLow[i];
+        x = padDim(b, loc, x, i + 2, w.padLow[i], std::max<int64_t>(need, 0),
+                   isMax ? -std::numeric_limits<double>::infinity() : 0.0);
+      }
+      Type ct = isMax ? in.getElementType() : computeElementFor(in);
+      Emitter e(b, loc, ct);
+      Value acc;
+      for (auto &tap : windowTaps(w)) {
+        Value s = e.in(tapSlice(b, loc, x, w, tap, outDims, 2));
+        acc = !acc ? s : isMax ? Value(MaxOp::create(b, loc, s.getType(), acc, s)) : e.add(acc, s);
+      }
+      if (!isMax) {
+        auto accType = cast<RankedTensorType>(acc.getType());
+        Value inv;
+        if (args.size() == 1) {
+          inv = splatOf(b, loc, accType, 1.0 / static_cast<double>(counts[0]));
+        } else {
+          SmallVector<int64_t> dims;
+          for (int64_t i = 2; i < rank; ++i)
+            dims.push_back(i);
+          inv = BroadcastOp::create(b, loc, accType, e.in(args[1]), dims);
+        }
+        acc = e.mul(acc, inv);
+      }
+      return e.out(acc, outType);
+    });
+    b.replaceOp(op, y);
+    return success();
+  }
+};
+
 class DecomposePass : public fusec::impl::DecomposeBase<DecomposePass> {
 public:
   using DecomposeBase::DecomposeBase;
@@ -952,3 +1283,12 @@ private:
 };
 
 } // namespace
+
+LogicalResult fusec::lowerWindowOps(func::FuncOp func) {
+  RewritePatternSet patterns(func.getContext());
+  patterns.add<DecomposeConv, DecomposePool>(func.getContext());
+  GreedyRewriteConfig config;
+  config.enableFolding(false);
+  config.enableConstantCSE(false);
+  return applyPatternsGreedily(func, std::move(patterns), config);
+}

@@ -23,6 +23,12 @@ void foldMovementIntoMatmuls(mlir::func::FuncOp func);
 /// result only one elementwise kernel reads into that kernel's loads.
 void foldMovementIntoConsumers(mlir::func::FuncOp func);
 
+/// fusec-fuse's first step (Decompose.cpp): each fusec.conv (but a
+/// transposed one) and fusec.pool becomes the primitives the GPU runs, its
+/// im2col or window chain formed into a kernel of its own. After precision
+/// lowering, so the kernels' types are final.
+mlir::LogicalResult lowerWindowOps(mlir::func::FuncOp func);
+
 } // namespace fusec
 
 #endif // FUSEC_LIB_PASSES_FOLDMOVEMENT_H

@@ -46,7 +46,8 @@ Kind kindOf(Operation *op) {
     return Kind::Reduce;
   if (isa<MatmulOp>(op))
     return Kind::Matmul;
-  if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp>(op))
+  // A convolution or a pool is a kernel of its own (no fused epilogue yet).
+  if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp, ConvOp, PoolOp>(op))
     return Kind::Fixed;
   if (isa<CostOpInterface>(op))
     return Kind::Elementwise; // elementwise, cast, broadcast
@@ -174,7 +175,7 @@ void Fuser::collect() {
     }
     if (auto costed = dyn_cast<CostOpInterface>(op)) {
       OpCost c = costed.getCost();
-      if (k == Kind::Matmul || isa<AttentionOp>(op))
+      if (k == Kind::Matmul || isa<AttentionOp, ConvOp>(op))
         g.tensor = c.flops / target.tensorFlopsPerSecond(
                                  dtypeOf(op->getOperand(0).getType()).value_or(DType::F32));
       else
@@ -815,6 +816,8 @@ public:
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      if (failed(lowerWindowOps(func)))
+        return signalPassFailure();
       Fuser fuser(func, *loaded, remarks);
       if (failed(fuser.run()))
         return signalPassFailure();

@@ -33,7 +33,7 @@ bool followsOperand(Operation *op) {
 
 /// Ops whose operands' relative errors add up (to first order).
 bool addsErrors(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, MatmulOp, AttentionOp>(op);
+  return isa<AddOp, SubOp, MulOp, DivOp, MatmulOp, AttentionOp, ConvOp>(op);
 }
 
 /// How an op scales its operands' relative error (see Passes.td).
@@ -122,6 +122,19 @@ double magnitude(Operation *op, ArrayRef<double> in) {
     int64_t k = t.getDimSize(m.getTransposeLhs() ? t.getRank() - 2 : t.getRank() - 1);
     return k * in[0] * in[1];
   }
+  if (auto c = dyn_cast<ConvOp>(op)) {
+    // Like a matmul: each output sums (channels of a group) x (taps)
+    // products (at most that many when transposed).
+    auto f = cast<RankedTensorType>(c.getFilter().getType());
+    double terms = static_cast<double>(c.getTransposed()
+                                           ? c.getInput().getType().getDimSize(1) / c.getGroups()
+                                           : f.getDimSize(1));
+    for (int64_t d = 2; d < f.getRank(); ++d)
+      terms *= static_cast<double>(f.getDimSize(d));
+    return terms * in[0] * in[1];
+  }
+  if (isa<PoolOp>(op))
+    return in[0]; // a max, or a convex combination of the window
   if (isa<AttentionOp>(op))
     return in[2]; // a convex combination of the values
   if (isa<SelectOp>(op))
@@ -241,7 +254,7 @@ public:
         // An f32 operand read by an op computing in the low type is rounded
         // on the way in.
         if (resultLow && isF32Tensor(o) && !isLow(o) && !isa<CastOp>(op) &&
-            !isa<MatmulOp, AttentionOp>(op))
+            !isa<MatmulOp, AttentionOp, ConvOp>(op))
           e += u;
         in = addsErrors(&op) ? in + e : std::max(in, e);
       }
@@ -415,7 +428,7 @@ void Lowering::materialize() {
   func.walk([&](Operation *op) {
     if (isa<CastOp, ConstantOp, func::ReturnOp>(op))
       return;
-    if (isa<MatmulOp, AttentionOp, CompareOp>(op)) {
+    if (isa<MatmulOp, AttentionOp, ConvOp, CompareOp>(op)) {
       // Both (all) operands in the low type, or all in f32.
       bool allLow = llvm::all_of(op->getOperands(), [&](Value v) {
         return !isa<FloatType>(getElementTypeOrSelf(v.getType())) ||

@@ -34,8 +34,8 @@ SmallVector<Operation *> sliceOf(KernelOp kernel, unsigned index,
     Operation *def = v.getDefiningOp();
     if (!def || slice.contains(def))
       continue;
-    if (isa<ReduceOp, MatmulOp, AttentionOp, TransposeOp, SliceOp, ConcatOp,
-            GatherOp, ReshapeOp>(def) ||
+    if (isa<ReduceOp, MatmulOp, AttentionOp, ConvOp, PoolOp, TransposeOp, SliceOp,
+            ConcatOp, GatherOp, ReshapeOp>(def) ||
         slice.size() >= limit)
       return {};
     slice.insert(def);

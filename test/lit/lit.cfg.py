@@ -24,6 +24,7 @@ _graphs = " ".join(os.path.join(config.fusec_src_root, g) for g in [
     "test/lit/Dialect/Inputs/foldable.mlir",
     "test/lit/Passes/fuse.mlir",
     "test/lit/Passes/fuse-composites.mlir",
+    "examples/convnet.mlir",
 ])
 config.environment["FUSEC_EXAMPLE_GRAPHS"] = _graphs
 config.substitutions.append(("%fusec-run-each", os.path.join(

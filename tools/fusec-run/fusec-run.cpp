@@ -592,6 +592,7 @@ int runOnnxTest(MLIRContext &context) {
   // that must be known at import (a Reshape's shape given as a graph input)
   // are bound from each data set: integer inputs become constants.
   bool bind = false;
+  std::string bindWhy; // the first import's refusal, naming the inputs it needs
   absl::StatusOr<PreparedOnnx> prepared = absl::UnknownError("not prepared");
   std::map<std::string, std::vector<int64_t>> preparedShapes;
 
@@ -632,12 +633,17 @@ int runOnnxTest(MLIRContext &context) {
       prepared = prepareOnnx(context, dir, {}, shapes);
       bind = !prepared.ok() && prepared.status().code() == absl::StatusCode::kUnimplemented &&
              absl::StrContains(prepared.status().message(), "must be known at import");
+      if (bind)
+        bindWhy = std::string(prepared.status().message());
       preparedShapes = shapes;
     }
     if (bind) {
       std::map<std::string, fusec::HostTensor> known;
+      // Integer inputs (shapes, axes), and the float ones the import named
+      // (Resize's scales).
       for (size_t i = 0; i < inputNames->size() && i < all.size(); ++i)
-        if (all[i].dtype == fusec::DType::I64 || all[i].dtype == fusec::DType::I32)
+        if (all[i].dtype == fusec::DType::I64 || all[i].dtype == fusec::DType::I32 ||
+            absl::StrContains(bindWhy, absl::StrCat("('", (*inputNames)[i], "') must be known")))
           known[(*inputNames)[i]] = all[i];
       prepared = prepareOnnx(context, dir, known, shapes);
     } else if (shapes != preparedShapes) {

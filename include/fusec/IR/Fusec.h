@@ -80,4 +80,15 @@ public:
 #define GET_OP_CLASSES
 #include "fusec/IR/FusecOps.h.inc"
 
+namespace fusec {
+/// The window of a conv or pool along its spatial dims, with the defaults
+/// of empty attributes filled in (strides and dilations 1, pads 0); the
+/// conv's kernel sizes are its filter's spatial dims.
+struct Window {
+  llvm::SmallVector<int64_t, 4> kernel, strides, dilations, padLow, padHigh;
+};
+Window windowOf(ConvOp op);
+Window windowOf(PoolOp op);
+} // namespace fusec
+
 #endif // FUSEC_IR_FUSEC_H

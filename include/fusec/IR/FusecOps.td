@@ -585,6 +585,80 @@ def Fusec_AttentionOp : Fusec_CostedOp<"attention"> {
                        "`->` type($result)";
 }
 
+def Fusec_ConvOp : Fusec_CostedOp<"conv"> {
+  let summary = "N-d convolution (or its transpose) over [N, C, spatial...]";
+  let description = [{
+    `input` is `[N, C, d1, ..., dn]`. Without `transposed`, `filter` is
+    `[K, C/groups, k1, ..., kn]` and result element `[n, k, o...]` is the
+    sum over the channels `c` of `k`'s group and the taps `t` of
+    `input[n, c, o·stride - pad_low + t·dilation] · filter[k, c, t]`; taps
+    that fall outside the input read zero. Each output size is
+    `floor((d + pad_low + pad_high - dilation·(k - 1) - 1) / stride) + 1`.
+
+    With `transposed` (ONNX ConvTranspose, the gradient of a convolution),
+    `filter` is `[C, K/groups, k1, ..., kn]` and each input element is
+    scattered: it adds `input[n, c, i] · filter[c, k, t]` to the result at
+    `i·stride - pad_low + t·dilation`. Each output size is
+    `(d - 1)·stride - pad_low - pad_high + dilation·(k - 1) + 1 + extra`,
+    with the `extra` (ONNX's output_padding) in `[0, max(stride, dilation))`
+    read from the result type.
+
+    `strides`, `dilations`, `pad_low` and `pad_high` hold one value per
+    spatial dim; empty means 1 (strides, dilations) or 0 (pads). `groups`
+    divides C and K. The result may have a wider float type than the
+    operands. Costs 2 FLOPs per multiply-add: `2·N·K·prod(out)·(C/groups)·
+    prod(k)`, transposed `2·N·C·prod(in)·(K/groups)·prod(k)`.
+
+    ```mlir
+    %y = fusec.conv %x, %w {strides = array<i64: 2, 2>, pad_low = array<i64: 1, 1>,
+                            pad_high = array<i64: 1, 1>}
+           : (tensor<32x64x56x56xf16>, tensor<128x64x3x3xf16>) -> tensor<32x128x28x28xf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$filter,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$strides,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$dilations,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$pad_low,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$pad_high,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       UnitAttr:$transposed);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `,` $filter attr-dict `:` "
+                       "`(` type($input) `,` type($filter) `)` `->` type($result)";
+}
+
+def Fusec_PoolOp : Fusec_CostedOp<"pool"> {
+  let summary = "max or average pooling over [N, C, spatial...]";
+  let description = [{
+    Result element `[n, c, o...]` is the max (`max`) or the average
+    (`mean`) of `input[n, c, o·stride - pad_low + t·dilation]` over the
+    window's taps `t` (`kernel` per spatial dim). Taps outside the input
+    are padding: `max` ignores them; `mean` divides the sum of the taps
+    inside the input by their count, or with `count_include_pad` by the
+    count of taps inside the padded extent `[-pad_low, d + pad_high)`.
+    Each output size is `floor` or `ceil` (ONNX's `ceil_mode`) of
+    `(d + pad_low + pad_high - dilation·(k - 1) - 1) / stride`, plus 1,
+    read from the result type; in ceil mode a last window that would
+    start in the high padding is dropped. `strides`, `dilations` and the
+    pads are empty (1 and 0) or one value per spatial dim.
+
+    ```mlir
+    %p = fusec.pool max %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>,
+                            pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>}
+           : tensor<32x64x112x112xf16> -> tensor<32x64x56x56xf16>
+    ```
+  }];
+  let arguments = (ins Fusec_ReduceKind:$kind, AnyRankedTensor:$input,
+                       DenseI64ArrayAttr:$kernel,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$strides,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$dilations,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$pad_low,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$pad_high,
+                       UnitAttr:$count_include_pad);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+}
+
 //===----------------------------------------------------------------------===//
 // Composite ops (decomposed by fusec-decompose)
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Convolutional networks on the GPU (issue #18): fusec against cuDNN (per
+layer) and against eager PyTorch and torch.compile (end to end), one run.
+
+1. Per layer: the main convolution shapes of ResNet-50 at batch 32 (fp16,
+   224x224), each a one-op fusec graph (`fusec.conv`) run by
+   `fusec-run --no-check --json` (every kernel it becomes timed: today the
+   im2col movement kernel, the filter's relayout and the wgmma matmul), and
+   `torch.nn.functional.conv2d` on the same shape (cuDNN; channels-last and
+   NCHW, the faster counted). TFLOP/s = 2·N·K·P·C·taps / time.
+2. End to end: ResNet-50 and ViT-B/16 built from transformers' module code
+   (ResNetConfig() and ViTConfig() are those architectures; random weights,
+   seeded, eval, fp16, 1000 classes), exported by torch.onnx.export
+   (TorchScript exporter, opset 17, falling back to torch.export), weights
+   kept in the file (so BatchNormalization folds into the convolutions at
+   import), batch 32. fusec-run runs the model (CUDA-graph replay) and
+   writes the logits, compared with PyTorch's; eager PyTorch and
+   torch.compile (default and reduce-overhead; channels-last for ResNet)
+   are timed on the same inputs with CUDA events.
+
+Writes $OUT/convnets.json and prints a table.
+    python3 bench/convnets.py              # everything
+    CONV_ONLY=layers|models python3 bench/convnets.py
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import numpy as np
+import torch
+
+BIN = os.environ.get("FUSEC_BIN", ".device/bin")
+OUT = os.environ.get("OUT", "bench/out")
+ONLY = os.environ.get("CONV_ONLY", "")
+BATCH = int(os.environ.get("CONV_BATCH", "32"))
+
+# (name, C, K, H (input), kernel, stride) of ResNet-50's convolutions.
+LAYERS = [
+    ("stem7x7s2", 3, 64, 224, 7, 2),
+    ("l1.1x1.64-64", 64, 64, 56, 1, 1),
+    ("l1.3x3.64", 64, 64, 56, 3, 1),
+    ("l1.1x1.64-256", 64, 256, 56, 1, 1),
+    ("l1.1x1.256-64", 256, 64, 56, 1, 1),
+    ("l2.3x3.128", 128, 128, 28, 3, 1),
+    ("l2.1x1.128-512", 128, 512, 28, 1, 1),
+    ("l3.3x3.256", 256, 256, 14, 3, 1),
+    ("l3.1x1.256-1024", 256, 1024, 14, 1, 1),
+    ("l4.3x3.512", 512, 512, 7, 3, 1),
+    ("l4.1x1.512-2048", 512, 2048, 7, 1, 1),
+]
+
+
+def time_ms(fn, warmup=3, runs=20):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(5):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(runs):
+            fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop) / runs)
+    return statistics.median(samples)
+
+
+def fusec_run(args, timeout=900):
+    cmd = [f"{BIN}/fusec-run"] + args + ["--no-check", "--json", "--warmup=3", "--runs=20"]
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"fusec-run failed ({p.returncode}): {(p.stdout + p.stderr)[-2000:]}")
+    r = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
+    r["process_s"] = time.time() - t0
+    return r
+
+
+def bench_layer(name, c, k, h, kernel, stride, work):
+    pad = kernel // 2
+    o = (h + 2 * pad - kernel) // stride + 1
+    n = BATCH
+    flops = 2 * n * k * o * o * c * kernel * kernel
+    row = {"layer": name, "N": n, "C": c, "K": k, "H": h, "kernel": kernel, "stride": stride,
+           "out": o, "gflop": flops / 1e9}
+    mlir = os.path.join(work, f"{name}.mlir")
+    with open(mlir, "w") as f:
+        f.write(f"""func.func @conv(%x: tensor<{n}x{c}x{h}x{h}xf16>, %w: tensor<{k}x{c}x{kernel}x{kernel}xf16>)
+    -> tensor<{n}x{k}x{o}x{o}xf16> {{
+  %y = fusec.conv %x, %w {{strides = array<i64: {stride}, {stride}>, pad_low = array<i64: {pad}, {pad}>,
+                          pad_high = array<i64: {pad}, {pad}>}}
+         : (tensor<{n}x{c}x{h}x{h}xf16>, tensor<{k}x{c}x{kernel}x{kernel}xf16>) -> tensor<{n}x{k}x{o}x{o}xf16>
+  return %y : tensor<{n}x{k}x{o}x{o}xf16>
+}}
+""")
+    try:
+        r = fusec_run([mlir])
+        ks = r["kernels"]
+        total = sum(x["median_ms"] for x in ks)
+        mm = sum(x["median_ms"] for x in ks if "matmul" in x.get("name", ""))
+        row.update(fusec_ms=total, fusec_matmul_ms=mm, fusec_kernels=[
+            {"name": x.get("name"), "strategy": x.get("strategy"), "ms": x["median_ms"]} for x in ks],
+            fusec_tflops=flops / total / 1e9, fusec_matmul_tflops=flops / mm / 1e9 if mm else None)
+    except Exception as e:  # noqa: BLE001
+        row["fusec_error"] = str(e)[-1500:]
+    x = torch.randn(n, c, h, h, device="cuda", dtype=torch.float16)
+    w = torch.randn(k, c, kernel, kernel, device="cuda", dtype=torch.float16)
+    best = None
+    for fmt in (torch.channels_last, torch.contiguous_format):
+        xf, wf = x.to(memory_format=fmt), w.to(memory_format=fmt)
+        t = time_ms(lambda: torch.nn.functional.conv2d(xf, wf, stride=stride, padding=pad))
+        row["cudnn_ms_" + ("nhwc" if fmt == torch.channels_last else "nchw")] = t
+        best = t if best is None else min(best, t)
+    row["cudnn_ms"] = best
+    row["cudnn_tflops"] = flops / best / 1e9
+    if "fusec_ms" in row:
+        row["fusec_vs_cudnn"] = best / row["fusec_ms"]
+    return row
+
+
+class Logits(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, pixel_values):
+        return self.model(pixel_values=pixel_values).logits
+
+
+def models():
+    import transformers as tf
+    return {
+        "resnet-50": lambda: tf.ResNetForImageClassification(tf.ResNetConfig(num_labels=1000)),
+        "vit-b16": lambda: tf.ViTForImageClassification(tf.ViTConfig(num_labels=1000)),
+    }
+
+
+def export(module, x, path):
+    try:
+        torch.onnx.export(module, (x,), path, dynamo=False, opset_version=17,
+                          input_names=["pixel_values"], output_names=["logits"])
+        return "torchscript"
+    except Exception as e:  # noqa: BLE001
+        print(f"TorchScript export failed ({str(e)[:200]}); torch.export", flush=True)
+    prog = torch.onnx.export(module, (x,), dynamo=True, opset_version=18,
+                             input_names=["pixel_values"], output_names=["logits"])
+    prog.save(path)
+    return "dynamo"
+
+
+def bench_model(name, build, work):
+    torch.manual_seed(0)
+    model = build().eval().half().cuda()
+    module = Logits(model).eval()
+    g = torch.Generator(device="cpu").manual_seed(1)
+    x = torch.randn(BATCH, 3, 224, 224, generator=g).half()
+    row = {"model": name, "batch": BATCH}
+    path = os.path.join(work, f"{name}.onnx")
+    t0 = time.time()
+    with torch.no_grad():
+        row["exporter"] = export(module, x.cuda(), path)
+    row["export_s"] = time.time() - t0
+    row["onnx_bytes"] = os.path.getsize(path)
+    xf = os.path.join(work, f"{name}-x.npy")
+    np.save(xf, x.numpy())
+    with torch.no_grad():
+        ref = module(x.cuda()).float()
+    outdir = tempfile.mkdtemp()
+    try:
+        r = fusec_run([path, f"--input={xf}", f"--output-dir={outdir}"])
+        got = torch.from_numpy(np.load(os.path.join(outdir, "result_0.npy")).astype(np.float32))
+        got = got.cuda().reshape(ref.shape)
+        row.update(fusec_ms=r["end_to_end_ms"], fusec_kernels=len(r["kernels"]),
+                   fusec_kernel_sum_ms=sum(k["median_ms"] for k in r["kernels"]),
+                   compile_s=r.get("compile_s"), import_s=r.get("import_s"),
+                   rel_l2_vs_torch=float((got - ref).norm() / ref.norm()),
+                   finite=bool(torch.isfinite(got).all()),
+                   top_kernels=sorted(r["kernels"], key=lambda k: -k["median_ms"])[:10])
+    except Exception as e:  # noqa: BLE001
+        row["fusec_error"] = str(e)[-2000:]
+    xc = x.cuda()
+    cl = name.startswith("resnet")
+    with torch.no_grad():
+        row["eager_ms"] = time_ms(lambda: module(xc))
+        if cl:
+            module = module.to(memory_format=torch.channels_last)
+            xc = xc.to(memory_format=torch.channels_last)
+        for mode, key in ((None, "compile"), ("reduce-overhead", "compile_ro")):
+            try:
+                torch._dynamo.reset()
+                c = torch.compile(module, mode=mode) if mode else torch.compile(module)
+                c(xc)
+                torch.cuda.synchronize()
+                row[f"{key}_ms"] = time_ms(lambda: c(xc))
+            except Exception as e:  # noqa: BLE001
+                row[f"{key}_error"] = str(e)[-800:]
+    best = min([v for v in (row.get("compile_ms"), row.get("compile_ro_ms")) if v] or [None])
+    if best and "fusec_ms" in row:
+        row["speedup_vs_best_compile"] = best / row["fusec_ms"]
+    return row
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    work = tempfile.mkdtemp()
+    result = {"layers": [], "models": []}
+    if ONLY in ("", "layers"):
+        for spec in LAYERS:
+            row = bench_layer(*spec, work)
+            result["layers"].append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "fusec_kernels"}), flush=True)
+            json.dump(result, open(os.path.join(OUT, "convnets.json"), "w"), indent=1)
+    if ONLY in ("", "models"):
+        for name, build in models().items():
+            try:
+                row = bench_model(name, build, work)
+            except Exception:  # noqa: BLE001
+                row = {"model": name, "error": traceback.format_exc()[-2000:]}
+            result["models"].append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "top_kernels"}), flush=True)
+            json.dump(result, open(os.path.join(OUT, "convnets.json"), "w"), indent=1)
+    print("\nlayer              GFLOP  fusec ms (matmul)   cuDNN ms  fusec TF/s  cuDNN TF/s  vs cuDNN")
+    for r in result["layers"]:
+        if "fusec_ms" in r:
+            print(f"{r['layer']:18s} {r['gflop']:6.1f} {r['fusec_ms']:8.3f} ({r['fusec_matmul_ms']:6.3f})"
+                  f" {r['cudnn_ms']:9.3f} {r['fusec_tflops']:10.1f} {r['cudnn_tflops']:11.1f}"
+                  f" {r['fusec_vs_cudnn']:8.2f}x")
+        else:
+            print(f"{r['layer']:18s} fusec error: {r.get('fusec_error', '')[-150:]}")
+    print("\nmodel       fusec ms  kernels  eager ms  compile ms  compile-ro ms  vs best compile  rel l2")
+    for r in result["models"]:
+        if "fusec_ms" in r:
+            print(f"{r['model']:10s} {r['fusec_ms']:9.2f} {r['fusec_kernels']:8d} {r['eager_ms']:9.2f}"
+                  f" {r.get('compile_ms', float('nan')):11.2f} {r.get('compile_ro_ms', float('nan')):14.2f}"
+                  f" {r.get('speedup_vs_best_compile', float('nan')):15.3f}x {r['rel_l2_vs_torch']:.2e}")
+        else:
+            print(f"{r['model']:10s} error: {(r.get('fusec_error') or r.get('error', ''))[-300:]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,673 @@
+//===- OnnxVision.cpp - Importers of convolutional networks' ops -*- C++ -*-===//
+//
+// Conv, ConvTranspose, MaxPool, AveragePool, BatchNormalization,
+// InstanceNormalization, Resize and Upsample, each read through the
+// Importer's building blocks (OnnxImporter.h). Convolution and pooling
+// become `fusec.conv` and `fusec.pool`; the normalizations decompose to
+// primitives; Resize becomes one gather (nearest) or a few gathers and a
+// weighted sum (linear, cubic) per resized axis. A BatchNormalization in
+// inference mode whose input is a Conv with known weights is folded into
+// that Conv's filter and bias, computed at import by the interpreter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxImporter.h"
+
+#include "absl/strings/str_join.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fusec::onnximport {
+
+namespace {
+
+#define TRY FUSEC_TRY_ASSIGN
+
+std::string arrayAttr(const std::vector<int64_t> &v) {
+  return v.empty() ? "array<i64>" : absl::StrCat("array<i64: ", absl::StrJoin(v, ", "), ">");
+}
+
+/// The window of a Conv, ConvTranspose or pool node over the spatial dims
+/// of its input, with ONNX's auto_pad resolved into explicit pads.
+struct WindowAttrs {
+  std::vector<int64_t> kernel, strides, dilations, padLow, padHigh;
+  std::string autoPad = "NOTSET";
+  int64_t extent(size_t i) const { return dilations[i] * (kernel[i] - 1) + 1; }
+  std::string text() const {
+    return absl::StrCat("strides = ", arrayAttr(strides), ", dilations = ", arrayAttr(dilations),
+                        ", pad_low = ", arrayAttr(padLow), ", pad_high = ", arrayAttr(padHigh));
+  }
+};
+
+/// Reads kernel_shape (or `kernel` where the filter gives it), strides,
+/// dilations, pads and auto_pad. With SAME_UPPER or SAME_LOWER the output
+/// of a forward window is ceil(in / stride) and the pads are what that
+/// needs (the odd one at the end or the start); a transposed one is
+/// resolved by its importer.
+absl::StatusOr<WindowAttrs> readWindow(Importer &I, const std::vector<int64_t> &spatial,
+                                       std::vector<int64_t> kernel, bool transposed) {
+  size_t n = spatial.size();
+  WindowAttrs w;
+  if (auto k = I.attrInts("kernel_shape")) {
+    if (!kernel.empty() && *k != kernel)
+      return I.invalid(absl::StrCat("kernel_shape [", absl::StrJoin(*k, ", "),
+                                    "] differs from the filter's [", absl::StrJoin(kernel, ", "),
+                                    "]"));
+    kernel = *k;
+  }
+  if (kernel.size() != n)
+    return I.invalid(absl::StrCat("kernel_shape has ", kernel.size(), " values, expected ", n,
+                                  " (one per spatial dim)"));
+  w.kernel = kernel;
+  w.strides = I.attrInts("strides").value_or(std::vector<int64_t>(n, 1));
+  w.dilations = I.attrInts("dilations").value_or(std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = I.attrInts("pads").value_or(std::vector<int64_t>(2 * n, 0));
+  if (w.strides.size() != n || w.dilations.size() != n || pads.size() != 2 * n)
+    return I.invalid(absl::StrCat("strides, dilations and pads need ", n, ", ", n, " and ", 2 * n,
+                                  " values"));
+  for (size_t i = 0; i < n; ++i) {
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 || pads[i] < 0 ||
+        pads[i + n] < 0 || w.kernel[i] > (1 << 30) || w.strides[i] > (1 << 30) ||
+        w.dilations[i] > (1 << 30) || pads[i] > (1 << 30) || pads[i + n] > (1 << 30))
+      return I.invalid(absl::StrCat("spatial dim ", i, ": kernel ", w.kernel[i], ", stride ",
+                                    w.strides[i], ", dilation ", w.dilations[i], ", pads ",
+                                    pads[i], " and ", pads[i + n],
+                                    " (expected at least 1, 1, 1, 0 and 0, at most 2^30)"));
+  }
+  w.padLow.assign(pads.begin(), pads.begin() + n);
+  w.padHigh.assign(pads.begin() + n, pads.end());
+  w.autoPad = I.attrString("auto_pad").value_or("NOTSET");
+  if (w.autoPad == "VALID") {
+    std::fill(w.padLow.begin(), w.padLow.end(), 0);
+    std::fill(w.padHigh.begin(), w.padHigh.end(), 0);
+  } else if (w.autoPad == "SAME_UPPER" || w.autoPad == "SAME_LOWER") {
+    if (!transposed)
+      for (size_t i = 0; i < n; ++i) {
+        int64_t out = (spatial[i] + w.strides[i] - 1) / w.strides[i];
+        int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + w.extent(i) - spatial[i]);
+        w.padLow[i] = w.autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+        w.padHigh[i] = total - w.padLow[i];
+      }
+  } else if (w.autoPad != "NOTSET") {
+    return I.invalid(absl::StrCat("auto_pad '", w.autoPad, "'"));
+  }
+  return w;
+}
+
+/// The input's [N, C, spatial...] check and its spatial dims.
+absl::StatusOr<std::vector<int64_t>> spatialDims(Importer &I, const Val &x, const char *what) {
+  if (x.shape.size() < 3)
+    return I.invalid(absl::StrCat(what, " expects an input of rank at least 3 ([N, C, spatial...]), "
+                                  "got rank ", x.shape.size()));
+  if (!isFloat(x.dtype))
+    return I.unsupported(absl::StrCat(what, " of ", dtypeName(x.dtype),
+                                      " (only float tensors are supported)"));
+  return std::vector<int64_t>(x.shape.begin() + 2, x.shape.end());
+}
+
+/// `v` [C] seen as [1, C, 1, ...] of rank `rank`, for a per-channel operand.
+Val perChannel(Importer &I, Val v, size_t rank) {
+  std::vector<int64_t> shape(rank, 1);
+  shape[1] = v.elements();
+  return I.reshape(v, shape);
+}
+
+absl::StatusOr<Val> emitConv(Importer &I, Val x, Val w, const WindowAttrs &win, int64_t groups,
+                             bool transposed, std::vector<int64_t> shape) {
+  if (auto n = I.checkedElements(shape); !n.ok())
+    return n.status();
+  return I.emit(absl::StrCat("fusec.conv ", I.use(x), ", ", I.use(w), " {", win.text(),
+                             ", groups = ", groups, " : i64", transposed ? ", transposed" : "",
+                             "} : (", I.ty(x), ", ", I.ty(w), ") -> ", typeOf(x.dtype, shape)),
+                x.dtype, shape);
+}
+
+/// A BatchNormalization node that reads only `value` and can be folded into
+/// it: inference mode, one output, known statistics. Its index, or -1.
+int64_t foldableBatchNorm(Importer &I, const std::string &value) {
+  if (I.isGraphOutput(value))
+    return -1;
+  std::vector<size_t> users = I.consumersOf(value);
+  if (users.size() != 1)
+    return -1;
+  const onnx::Node &bn = I.nodeAt(users[0]);
+  if (bn.opType != "BatchNormalization" || !(bn.domain.empty() || bn.domain == "ai.onnx") ||
+      bn.inputs.size() != 5 || bn.inputs[0] != value)
+    return -1;
+  for (size_t i = 1; i < bn.outputs.size(); ++i)
+    if (!bn.outputs[i].empty())
+      return -1;
+  for (const onnx::Attribute &a : bn.attributes)
+    if ((a.name == "training_mode" && a.i != 0) || (a.name == "spatial" && a.i != 1))
+      return -1;
+  for (size_t i = 1; i < 5; ++i) {
+    std::optional<Val> v = I.lookup(bn.inputs[i]);
+    if (!v || !v->known || !isFloat(v->dtype) || v->shape.size() != 1)
+      return -1;
+  }
+  return static_cast<int64_t>(users[0]);
+}
+
+float epsilonOf(const onnx::Node &n) {
+  const onnx::Attribute *a = n.attr("epsilon");
+  return a && (a->has & onnx::Attribute::kF) ? a->f : 1e-5f;
+}
+
+/// scale / sqrt(var + eps) and bias - mean * that, in f32: BatchNormalization
+/// as y = x * s + t per channel.
+absl::StatusOr<std::pair<Val, Val>> batchNormAffine(Importer &I, Val scale, Val bias, Val mean,
+                                                    Val var, float eps) {
+  scale = I.cast(scale, DType::F32);
+  bias = I.cast(bias, DType::F32);
+  mean = I.cast(mean, DType::F32);
+  var = I.cast(var, DType::F32);
+  TRY(ve, I.binary("add", var, I.constant(DType::F32, eps)));
+  TRY(s, I.binary("mul", scale, I.unary("rsqrt", ve)));
+  TRY(ms, I.binary("mul", mean, s));
+  TRY(t, I.binary("sub", bias, ms));
+  return std::make_pair(s, t);
+}
+
+} // namespace
+
+absl::Status importConv(Importer &I) {
+  bool transposed = I.node->opType == "ConvTranspose";
+  const char *what = transposed ? "ConvTranspose" : "Conv";
+  TRY(x, I.input(0));
+  TRY(w, I.input(1));
+  TRY(spatial, spatialDims(I, x, what));
+  if (w.shape.size() != x.shape.size())
+    return I.invalid(absl::StrCat("the filter has rank ", w.shape.size(), ", expected ",
+                                  x.shape.size(), " (that of the input)"));
+  if (w.dtype != x.dtype)
+    return I.invalid(absl::StrCat("the filter is ", dtypeName(w.dtype), ", the input ",
+                                  dtypeName(x.dtype)));
+  size_t n = spatial.size();
+  int64_t groups = I.attrInt("group", 1);
+  int64_t channels = x.shape[1];
+  if (groups < 1 || channels % groups)
+    return I.invalid(absl::StrCat("group ", groups, " does not divide the ", channels,
+                                  " input channels"));
+  std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
+  TRY(win, readWindow(I, spatial, kernel, transposed));
+  std::vector<int64_t> shape = {x.shape[0]};
+  if (!transposed) {
+    if (w.shape[1] * groups != channels || w.shape[0] % groups)
+      return I.invalid(absl::StrCat("the filter [", absl::StrJoin(w.shape, ", "), "] does not fit ",
+                                    channels, " input channels in ", groups, " groups"));
+    shape.push_back(w.shape[0]);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t span = spatial[i] + win.padLow[i] + win.padHigh[i] - win.extent(i);
+      if (span < 0)
+        return I.invalid(absl::StrCat("spatial dim ", i, ": the padded input (",
+                                      spatial[i] + win.padLow[i] + win.padHigh[i],
+                                      ") is smaller than the window (", win.extent(i), ")"));
+      shape.push_back(span / win.strides[i] + 1);
+    }
+  } else {
+    if (w.shape[0] != channels)
+      return I.invalid(absl::StrCat("the filter [", absl::StrJoin(w.shape, ", "), "] does not fit ",
+                                    channels, " input channels ([C, K/group, kernel...])"));
+    shape.push_back(w.shape[1] * groups);
+    std::vector<int64_t> outPad = I.attrInts("output_padding").value_or(std::vector<int64_t>(n, 0));
+    std::optional<std::vector<int64_t>> outShape = I.attrInts("output_shape");
+    if (outShape && outShape->size() == n + 2)
+      outShape = std::vector<int64_t>(outShape->begin() + 2, outShape->end());
+    if (!outShape && (win.autoPad == "SAME_UPPER" || win.autoPad == "SAME_LOWER")) {
+      outShape.emplace();
+      for (size_t i = 0; i < n; ++i)
+        outShape->push_back(spatial[i] * win.strides[i]);
+    }
+    if (outPad.size() != n || (outShape && outShape->size() != n))
+      return I.invalid(absl::StrCat("output_padding and output_shape need ", n, " values"));
+    for (size_t i = 0; i < n; ++i) {
+      // ONNX: out = stride·(in - 1) + output_padding + extent - pads.
+      int64_t unpadded = (spatial[i] - 1) * win.strides[i] + win.extent(i);
+      int64_t out = unpadded + outPad[i] - win.padLow[i] - win.padHigh[i];
+      if (outShape) {
+        // The pads are what the requested output needs; a negative total
+        // is output padding.
+        out = (*outShape)[i];
+        int64_t total = std::max<int64_t>(0, unpadded + outPad[i] - out);
+        bool upper = win.autoPad == "SAME_UPPER";
+        win.padLow[i] = upper ? total / 2 : total - total / 2;
+        win.padHigh[i] = total - win.padLow[i];
+      }
+      int64_t extra = out - (unpadded - win.padLow[i] - win.padHigh[i]);
+      if (out < 1 || extra < 0)
+        return I.invalid(absl::StrCat("ConvTranspose spatial dim ", i, ": an output of size ", out,
+                                      " from pads ", win.padLow[i], " and ", win.padHigh[i]));
+      if (extra >= std::max(win.strides[i], win.dilations[i]))
+        return I.unsupported(absl::StrCat("ConvTranspose spatial dim ", i, ": output padding ",
+                                          extra, " of at least the stride and the dilation"));
+      shape.push_back(out);
+    }
+  }
+  bool hasBias = I.hasInput(2);
+  Val bias;
+  if (hasBias) {
+    TRY(b, I.input(2));
+    if (b.shape != std::vector<int64_t>{shape[1]} || b.dtype != x.dtype)
+      return I.invalid(absl::StrCat("the bias is ", I.ty(b), ", expected ",
+                                    typeOf(x.dtype, {shape[1]})));
+    bias = b;
+  }
+  // A BatchNormalization after it folds into the filter and the bias.
+  int64_t bn = transposed || !w.known || (hasBias && !bias.known)
+                   ? -1
+                   : foldableBatchNorm(I, I.node->outputs[0]);
+  if (bn >= 0) {
+    const onnx::Node &bnNode = I.nodeAt(static_cast<size_t>(bn));
+    std::vector<Val> params = {w};
+    for (size_t i = 1; i < 5; ++i)
+      params.push_back(*I.lookup(bnNode.inputs[i]));
+    if (hasBias)
+      params.push_back(bias);
+    bool ok = true;
+    for (size_t i = 1; i < 5; ++i)
+      ok &= params[i].shape == std::vector<int64_t>{shape[1]};
+    if (ok) {
+      float eps = epsilonOf(bnNode);
+      size_t rank = x.shape.size();
+      TRY(folded, I.foldExpr(params, [&](std::vector<Val> &p) -> absl::StatusOr<Val> {
+        TRY(st, batchNormAffine(I, p[1], p[2], p[3], p[4], eps));
+        std::vector<int64_t> wshape(rank, 1);
+        wshape[0] = shape[1];
+        TRY(wf, I.binary("mul", I.cast(p[0], DType::F32), I.reshape(st.first, wshape)));
+        return I.cast(wf, x.dtype);
+      }));
+      TRY(foldedBias, I.foldExpr(params, [&](std::vector<Val> &p) -> absl::StatusOr<Val> {
+        TRY(st, batchNormAffine(I, p[1], p[2], p[3], p[4], eps));
+        if (p.size() == 6) {
+          TRY(bs, I.binary("mul", I.cast(p[5], DType::F32), st.first));
+          TRY(b2, I.binary("add", bs, st.second));
+          return I.cast(b2, x.dtype);
+        }
+        return I.cast(st.second, x.dtype);
+      }));
+      TRY(y, emitConv(I, x, folded, win, groups, false, shape));
+      TRY(yb, I.binary("add", y, perChannel(I, foldedBias, rank)));
+      I.absorbed.insert(static_cast<size_t>(bn));
+      return I.define(0, yb);
+    }
+  }
+  TRY(y, emitConv(I, x, w, win, groups, transposed, shape));
+  if (!hasBias)
+    return I.define(0, y);
+  TRY(yb, I.binary("add", y, perChannel(I, bias, x.shape.size())));
+  return I.define(0, yb);
+}
+
+absl::Status importPool(Importer &I) {
+  bool isMax = I.node->opType == "MaxPool";
+  const char *what = isMax ? "MaxPool" : "AveragePool";
+  TRY(x, I.input(0));
+  if (isMax && I.hasOutput(1))
+    return I.unsupported("MaxPool's Indices output");
+  TRY(spatial, spatialDims(I, x, what));
+  if (!isMax && I.opset < 19 && I.attrInts("dilations"))
+    return I.invalid("AveragePool takes dilations from opset 19");
+  TRY(win, readWindow(I, spatial, {}, false));
+  bool ceil = I.attrInt("ceil_mode", 0) != 0;
+  std::vector<int64_t> shape = {x.shape[0], x.shape[1]};
+  for (size_t i = 0; i < spatial.size(); ++i) {
+    if (win.padLow[i] >= win.extent(i) || win.padHigh[i] >= win.extent(i))
+      return I.invalid(absl::StrCat("spatial dim ", i, ": a pad of at least the window (",
+                                    win.extent(i), ")"));
+    int64_t span = spatial[i] + win.padLow[i] + win.padHigh[i] - win.extent(i);
+    if (span < 0)
+      return I.invalid(absl::StrCat("spatial dim ", i, ": the padded input is smaller than the "
+                                    "window (", win.extent(i), ")"));
+    int64_t out = span / win.strides[i] + 1;
+    // Ceil mode keeps a partial last window when it starts inside the input.
+    if (ceil && win.autoPad == "NOTSET" && span % win.strides[i] &&
+        out * win.strides[i] < spatial[i] + win.padLow[i])
+      ++out;
+    shape.push_back(out);
+  }
+  if (auto n = I.checkedElements(shape); !n.ok())
+    return n.status();
+  bool includePad = !isMax && I.attrInt("count_include_pad", 0) != 0;
+  Val y = I.emit(absl::StrCat("fusec.pool ", isMax ? "max " : "mean ", I.use(x),
+                              " {kernel = ", arrayAttr(win.kernel), ", ", win.text(),
+                              includePad ? ", count_include_pad" : "", "} : ", I.ty(x), " -> ",
+                              typeOf(x.dtype, shape)),
+                 x.dtype, shape);
+  return I.define(0, y);
+}
+
+absl::Status importBatchNormalization(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(scale, I.input(1));
+  TRY(bias, I.input(2));
+  TRY(mean, I.input(3));
+  TRY(var, I.input(4));
+  if (x.shape.size() < 2 || !isFloat(x.dtype))
+    return I.invalid("BatchNormalization expects a float [N, C, ...] input");
+  if (I.attrInt("spatial", 1) != 1)
+    return I.unsupported("BatchNormalization with spatial = 0");
+  int64_t c = x.shape[1];
+  for (const Val *p : {&scale, &bias, &mean, &var})
+    if (p->shape != std::vector<int64_t>{c} || !isFloat(p->dtype))
+      return I.invalid(absl::StrCat("a parameter is ", I.ty(*p), ", expected [", c, "] floats"));
+  float eps = I.attrFloat("epsilon", 1e-5f);
+  size_t rank = x.shape.size();
+  bool training = I.opset >= 14 ? I.attrInt("training_mode", 0) != 0
+                                : (I.opset < 7 ? I.attrInt("is_test", 0) == 0 : false) ||
+                                      I.hasOutput(1) || I.hasOutput(2);
+  if (!training) {
+    bool known = scale.known && bias.known && mean.known && var.known;
+    auto affine = [&](std::vector<Val> &p, bool first) -> absl::StatusOr<Val> {
+      TRY(st, batchNormAffine(I, p[0], p[1], p[2], p[3], eps));
+      return I.cast(first ? st.first : st.second, x.dtype);
+    };
+    std::vector<Val> params = {scale, bias, mean, var};
+    Val s, t;
+    if (known) {
+      TRY(fs, I.foldExpr(params, [&](std::vector<Val> &p) { return affine(p, true); }));
+      TRY(ft, I.foldExpr(params, [&](std::vector<Val> &p) { return affine(p, false); }));
+      s = fs;
+      t = ft;
+    } else {
+      TRY(fs, affine(params, true));
+      TRY(ft, affine(params, false));
+      s = fs;
+      t = ft;
+    }
+    TRY(xs, I.binary("mul", x, perChannel(I, s, rank)));
+    TRY(y, I.binary("add", xs, perChannel(I, t, rank)));
+    return I.define(0, y);
+  }
+  // Training mode: the batch's statistics over every dim but the channels
+  // (variance biased), and the running ones updated with `momentum`.
+  std::vector<int64_t> axes = {0};
+  for (size_t d = 2; d < rank; ++d)
+    axes.push_back(static_cast<int64_t>(d));
+  Val xf = I.cast(x, DType::F32);
+  TRY(bm, I.reduce("mean", xf, axes, true));
+  TRY(dx, I.binary("sub", xf, bm));
+  TRY(sq, I.binary("mul", dx, dx));
+  TRY(bv, I.reduce("mean", sq, axes, true));
+  TRY(ve, I.binary("add", bv, I.constant(DType::F32, eps)));
+  TRY(nrm, I.binary("mul", dx, I.unary("rsqrt", ve)));
+  TRY(ys, I.binary("mul", nrm, perChannel(I, I.cast(scale, DType::F32), rank)));
+  TRY(y, I.binary("add", ys, perChannel(I, I.cast(bias, DType::F32), rank)));
+  if (auto st = I.define(0, I.cast(y, x.dtype)); !st.ok())
+    return st;
+  float momentum = I.attrFloat("momentum", 0.9f);
+  auto running = [&](Val old, Val batch) -> absl::StatusOr<Val> {
+    TRY(a, I.binary("mul", I.cast(old, DType::F32), I.constant(DType::F32, momentum)));
+    TRY(b, I.binary("mul", I.reshape(batch, {c}), I.constant(DType::F32, 1.0 - momentum)));
+    TRY(r, I.binary("add", a, b));
+    return I.cast(r, old.dtype);
+  };
+  if (I.hasOutput(1)) {
+    TRY(rm, running(mean, bm));
+    if (auto st = I.define(1, rm); !st.ok())
+      return st;
+  }
+  if (I.hasOutput(2)) {
+    TRY(rv, running(var, bv));
+    if (auto st = I.define(2, rv); !st.ok())
+      return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status importInstanceNormalization(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(scale, I.input(1));
+  TRY(bias, I.input(2));
+  TRY(spatial, spatialDims(I, x, "InstanceNormalization"));
+  (void)spatial;
+  int64_t c = x.shape[1];
+  if (scale.shape != std::vector<int64_t>{c} || bias.shape != std::vector<int64_t>{c} ||
+      scale.dtype != x.dtype || bias.dtype != x.dtype)
+    return I.invalid(absl::StrCat("scale and B must be [", c, "] of the input's type"));
+  size_t rank = x.shape.size();
+  std::vector<int64_t> axes;
+  for (size_t d = 2; d < rank; ++d)
+    axes.push_back(static_cast<int64_t>(d));
+  Val xf = I.cast(x, DType::F32);
+  TRY(mean, I.reduce("mean", xf, axes, true));
+  TRY(dx, I.binary("sub", xf, mean));
+  TRY(sq, I.binary("mul", dx, dx));
+  TRY(var, I.reduce("mean", sq, axes, true));
+  TRY(ve, I.binary("add", var, I.constant(DType::F32, I.attrFloat("epsilon", 1e-5f))));
+  TRY(nrm, I.binary("mul", dx, I.unary("rsqrt", ve)));
+  TRY(ys, I.binary("mul", I.cast(nrm, x.dtype), perChannel(I, scale, rank)));
+  TRY(y, I.binary("add", ys, perChannel(I, bias, rank)));
+  return I.define(0, y);
+}
+
+namespace {
+
+/// One output coordinate of Resize mapped into the input, per ONNX's
+/// coordinate_transformation_mode.
+absl::StatusOr<double> sourceCoordinate(Importer &I, const std::string &mode, int64_t o,
+                                        int64_t in, int64_t out, double scale) {
+  double x = static_cast<double>(o);
+  if (mode == "half_pixel")
+    return (x + 0.5) / scale - 0.5;
+  if (mode == "half_pixel_symmetric") {
+    double adjustment = out / (scale * in);
+    double center = in / 2.0;
+    return center * (1 - adjustment) + (x + 0.5) / scale - 0.5;
+  }
+  if (mode == "pytorch_half_pixel")
+    return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners") {
+    // ONNX's reference divides by the unrounded output length, scale · in.
+    double length = scale * in;
+    return length == 1 ? 0.0 : x * (in - 1) / (length - 1);
+  }
+  if (mode == "asymmetric")
+    return x / scale;
+  if (mode == "tf_half_pixel_for_nn")
+    return (x + 0.5) / scale;
+  return I.unsupported(absl::StrCat("Resize's coordinate_transformation_mode '", mode, "'"));
+}
+
+/// Resize along `axis` of `x`: each output element a weighted sum of
+/// `taps` gathered input elements (index and weight per output coordinate
+/// and tap, known).
+absl::StatusOr<Val> resizeAxis(Importer &I, Val x, size_t axis, int64_t out,
+                               const std::vector<std::vector<int64_t>> &index,
+                               const std::vector<std::vector<double>> &weight) {
+  std::vector<int64_t> shape = x.shape;
+  shape[axis] = out;
+  Val sum;
+  for (size_t t = 0; t < index.size(); ++t) {
+    HostTensor idx(DType::I64, {out});
+    for (int64_t o = 0; o < out; ++o)
+      idx.setInt(o, index[t][o]);
+    Val iv = knownVal(std::move(idx));
+    Val g = I.emit(absl::StrCat("fusec.gather ", I.use(x), "[", I.use(iv), "] axis ", axis,
+                                " : (", I.ty(x), ", ", I.ty(iv), ") -> ", typeOf(x.dtype, shape)),
+                   x.dtype, shape);
+    if (weight.empty())
+      return g; // nearest: one tap of weight 1
+    HostTensor wt(DType::F32, {out});
+    for (int64_t o = 0; o < out; ++o)
+      wt.set(o, weight[t][o]);
+    std::vector<int64_t> wshape(shape.size(), 1);
+    wshape[axis] = out;
+    Val wv = I.reshape(knownVal(std::move(wt)), wshape);
+    TRY(term, I.binary("mul", I.cast(g, DType::F32), wv));
+    if (t == 0) {
+      sum = term;
+    } else {
+      TRY(s, I.binary("add", sum, term));
+      sum = s;
+    }
+  }
+  return I.cast(sum, x.dtype);
+}
+
+} // namespace
+
+absl::Status importResize(Importer &I) {
+  bool upsample = I.node->opType == "Upsample";
+  TRY(x, I.input(0));
+  size_t rank = x.shape.size();
+  std::string mode = I.attrString("mode").value_or("nearest");
+  std::string coord = upsample ? "asymmetric"
+                               : I.attrString("coordinate_transformation_mode")
+                                     .value_or(I.opset < 11 ? "asymmetric" : "half_pixel");
+  std::string nearestMode =
+      upsample || I.opset < 11 ? "floor" : I.attrString("nearest_mode").value_or("round_prefer_floor");
+  if (I.attrInt("antialias", 0) != 0)
+    return I.unsupported("Resize with antialias");
+  if (coord == "tf_crop_and_resize")
+    return I.unsupported("Resize's coordinate_transformation_mode 'tf_crop_and_resize'");
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "cubic")
+    return I.invalid(absl::StrCat("mode '", mode, "'"));
+  if (mode != "nearest" && !isFloat(x.dtype))
+    return I.unsupported(absl::StrCat("Resize ", mode, " of ", dtypeName(x.dtype)));
+  // The resized axes (all, or `axes` from opset 18) and their scales or sizes.
+  std::vector<int64_t> axes;
+  if (auto a = I.attrInts("axes")) {
+    for (int64_t v : *a) {
+      TRY(ax, I.axis(v, rank));
+      axes.push_back(ax);
+    }
+  } else {
+    for (size_t d = 0; d < rank; ++d)
+      axes.push_back(static_cast<int64_t>(d));
+  }
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  auto knownFloats = [&](size_t i) -> absl::StatusOr<std::vector<double>> {
+    TRY(v, I.input(i));
+    if (!v.known)
+      return I.unsupported(absl::StrCat("input #", i, " ('", I.node->inputs[i],
+                                        "') must be known at import (a constant)"));
+    std::vector<double> out;
+    for (int64_t k = 0; k < v.known->numElements(); ++k)
+      out.push_back(v.known->data[k]);
+    return out;
+  };
+  if (upsample && I.opset < 9) {
+    const onnx::Attribute *a = I.node->attr("scales");
+    if (!a)
+      return I.invalid("Upsample needs scales");
+    scales.assign(a->floats.begin(), a->floats.end());
+  } else {
+    size_t scalesInput = upsample || I.opset < 11 ? 1 : 2;
+    bool haveScales = false;
+    if (I.hasInput(scalesInput)) {
+      TRY(sv, I.input(scalesInput));
+      haveScales = sv.elements() > 0;
+    }
+    if (haveScales) {
+      TRY(s, knownFloats(scalesInput));
+      scales = s;
+    } else if (!upsample && I.opset >= 11 && I.hasInput(3)) {
+      TRY(s, I.knownInts(3));
+      sizes = s;
+    } else {
+      return I.invalid("Resize needs scales or sizes");
+    }
+  }
+  size_t given = scales.empty() ? sizes.size() : scales.size();
+  if (given != axes.size())
+    return I.invalid(absl::StrCat(given, " scales or sizes for ", axes.size(), " axes"));
+  std::vector<int64_t> outDims = x.shape;
+  std::vector<double> scaleOf(rank, 1.0);
+  if (!scales.empty()) {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (!(scales[i] > 0) || !std::isfinite(scales[i]))
+        return I.invalid(absl::StrCat("scale ", scales[i]));
+      double o = std::floor(x.shape[axes[i]] * scales[i]);
+      if (o > static_cast<double>(int64_t(1) << 40))
+        return I.invalid("an output dim of more than 2^40");
+      outDims[axes[i]] = static_cast<int64_t>(o);
+      scaleOf[axes[i]] = scales[i];
+    }
+  } else {
+    std::string policy = I.attrString("keep_aspect_ratio_policy").value_or("stretch");
+    double common = policy == "not_larger" ? INFINITY : 0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (sizes[i] < 0)
+        return I.invalid(absl::StrCat("size ", sizes[i]));
+      double r = static_cast<double>(sizes[i]) / x.shape[axes[i]];
+      if (policy == "not_larger")
+        common = std::min(common, r);
+      else if (policy == "not_smaller")
+        common = std::max(common, r);
+      else if (policy != "stretch")
+        return I.invalid(absl::StrCat("keep_aspect_ratio_policy '", policy, "'"));
+    }
+    for (size_t i = 0; i < axes.size(); ++i) {
+      double r = policy == "stretch" ? static_cast<double>(sizes[i]) / x.shape[axes[i]] : common;
+      outDims[axes[i]] =
+          policy == "stretch" ? sizes[i] : static_cast<int64_t>(std::round(r * x.shape[axes[i]]));
+      scaleOf[axes[i]] = r;
+    }
+  }
+  if (auto n = I.checkedElements(outDims); !n.ok())
+    return n.status();
+  double a = I.attrFloat("cubic_coeff_a", -0.75f);
+  bool excludeOutside = I.attrInt("exclude_outside", 0) != 0;
+  Val y = x;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t in = x.shape[d], out = outDims[d];
+    if (in == out && scaleOf[d] == 1.0)
+      continue; // every mode maps an unscaled axis onto itself
+    if (in == 0 || out == 0)
+      return I.unsupported("Resize of an empty dim");
+    int taps = mode == "nearest" ? 1 : mode == "cubic" ? 4 : 2;
+    std::vector<std::vector<int64_t>> index(taps, std::vector<int64_t>(out));
+    std::vector<std::vector<double>> weight;
+    if (mode != "nearest")
+      weight.assign(taps, std::vector<double>(out));
+    for (int64_t o = 0; o < out; ++o) {
+      TRY(src, sourceCoordinate(I, coord, o, in, out, scaleOf[d]));
+      if (mode == "nearest") {
+        double f = std::floor(src), r = src - f;
+        bool up = nearestMode == "round_prefer_floor" ? r > 0.5
+                  : nearestMode == "round_prefer_ceil" ? r >= 0.5
+                  : nearestMode == "ceil"              ? r > 0
+                                                       : false;
+        if (nearestMode != "round_prefer_floor" && nearestMode != "round_prefer_ceil" &&
+            nearestMode != "floor" && nearestMode != "ceil")
+          return I.invalid(absl::StrCat("nearest_mode '", nearestMode, "'"));
+        index[0][o] = std::clamp<int64_t>(static_cast<int64_t>(f) + up, 0, in - 1);
+        continue;
+      }
+      if (mode != "cubic")
+        src = std::clamp(src, 0.0, static_cast<double>(in - 1));
+      double f = std::floor(src), r = src - f;
+      int64_t base = static_cast<int64_t>(f) - (taps == 4 ? 1 : 0);
+      double c[4];
+      if (taps == 2) {
+        c[0] = 1 - r;
+        c[1] = r;
+      } else {
+        auto far = [&](double t) { return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a; };
+        auto near = [&](double t) { return ((a + 2) * t - (a + 3)) * t * t + 1; };
+        c[0] = far(r + 1);
+        c[1] = near(r);
+        c[2] = near(1 - r);
+        c[3] = far(2 - r);
+      }
+      double total = 0;
+      for (int t = 0; t < taps; ++t) {
+        int64_t i = base + t;
+        if (excludeOutside && (i < 0 || i >= in))
+          c[t] = 0;
+        total += c[t];
+      }
+      for (int t = 0; t < taps; ++t) {
+        index[t][o] = std::clamp<int64_t>(base + t, 0, in - 1);
+        weight[t][o] = excludeOutside && total != 0 ? c[t] / total : c[t];
+      }
+    }
+    TRY(r, resizeAxis(I, y, d, out, index, weight));
+    y = r;
+  }
+  return I.define(0, y);
+}
+
+} // namespace fusec::onnximport
