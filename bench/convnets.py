@@ -141,8 +141,14 @@ def models():
     }
 
 
-def export(module, x, path):
+def export(module, x, path, exporter):
+    """TorchScript (opset 17) or torch.export (opset 18). ViT uses
+    torch.export: TorchScript's fp16 export casts the residual stream to f32
+    before each LayerNormalization whose scale stays f16, a graph ONNX's
+    type rules reject (the same as bench/models.py notes for GPT-2)."""
     try:
+        if exporter != "torchscript":
+            raise RuntimeError("torch.export chosen")
         torch.onnx.export(module, (x,), path, dynamo=False, opset_version=17,
                           input_names=["pixel_values"], output_names=["logits"])
         return "torchscript"
@@ -164,7 +170,8 @@ def bench_model(name, build, work):
     path = os.path.join(work, f"{name}.onnx")
     t0 = time.time()
     with torch.no_grad():
-        row["exporter"] = export(module, x.cuda(), path)
+        row["exporter"] = export(module, x.cuda(), path,
+                                 "dynamo" if name.startswith("vit") else "torchscript")
     row["export_s"] = time.time() - t0
     row["onnx_bytes"] = os.path.getsize(path)
     xf = os.path.join(work, f"{name}-x.npy")
@@ -217,7 +224,10 @@ def main():
             print(json.dumps({k: v for k, v in row.items() if k != "fusec_kernels"}), flush=True)
             json.dump(result, open(os.path.join(OUT, "convnets.json"), "w"), indent=1)
     if ONLY in ("", "models"):
+        pick = os.environ.get("CONV_MODELS", "")
         for name, build in models().items():
+            if pick and name not in pick.split(","):
+                continue
             try:
                 row = bench_model(name, build, work)
             except Exception:  # noqa: BLE001
