@@ -42,7 +42,7 @@ cat "$OUT/machine.txt"
 # fusec does not generate code for yet).
 examples() {
   local pass=0 fail=0 skip=0
-  for g in examples/memory_bound.mlir examples/transformer_block.mlir examples/convnet.mlir; do
+  for g in examples/memory_bound.mlir examples/transformer_block.mlir examples/convnet.mlir examples/resblock.mlir; do
     for f in $(grep -o 'func.func @[A-Za-z0-9_]*' "$g" | cut -d@ -f2); do
       # The transformer block is four bf16 matmuls deep around the attention
       # intrinsic (bf16 P): compared by relative L2 (1.5e-3 measured).

@@ -160,6 +160,27 @@ def export(module, x, path, exporter):
     return "dynamo"
 
 
+def kernel_kinds(kernels):
+    """Milliseconds and counts per kind of kernel: matmul (by strategy),
+    the convolution's own movement kernels (conv_pad, filter_im2col, im2col),
+    pools, transposes, the rest."""
+    kinds = {}
+    for k in kernels:
+        name, strategy = k.get("name") or "", k.get("strategy") or ""
+        if strategy.startswith("matmul"):
+            kind = strategy
+        elif name in ("conv_pad", "filter_im2col", "im2col", "max_pool", "avg_pool",
+                      "depthwise_conv"):
+            kind = name
+        elif name.endswith("_transpose"):
+            kind = "transpose"
+        else:
+            kind = "other"
+        ms, n = kinds.get(kind, (0.0, 0))
+        kinds[kind] = (ms + k["median_ms"], n + 1)
+    return {kind: {"ms": round(ms, 4), "kernels": n} for kind, (ms, n) in sorted(kinds.items())}
+
+
 def bench_model(name, build, work):
     torch.manual_seed(0)
     model = build().eval().half().cuda()
@@ -188,7 +209,8 @@ def bench_model(name, build, work):
                    compile_s=r.get("compile_s"), import_s=r.get("import_s"),
                    rel_l2_vs_torch=float((got - ref).norm() / ref.norm()),
                    finite=bool(torch.isfinite(got).all()),
-                   top_kernels=sorted(r["kernels"], key=lambda k: -k["median_ms"])[:10])
+                   top_kernels=sorted(r["kernels"], key=lambda k: -k["median_ms"])[:10],
+                   kernel_ms_by_kind=kernel_kinds(r["kernels"]))
     except Exception as e:  # noqa: BLE001
         row["fusec_error"] = str(e)[-2000:]
     xc = x.cuda()

@@ -556,6 +556,24 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
       return runsAcross(v.getType(), in.getType());
     });
     auto c = coordinates(index, shape);
+    // Parts that are slices of one value (a window's taps side by side):
+    // the index into that value is chosen and it is read once, not every
+    // part read and one kept.
+    Value shared;
+    {
+      llvm::DenseMap<Value, int> count;
+      for (Value input : cc.getInputs())
+        if (auto sl = input.getDefiningOp<SliceOp>())
+          if (++count[sl.getInput()] >= 2)
+            shared = sl.getInput();
+    }
+    auto sharedSlice = [&](Value input) {
+      auto sl = input.getDefiningOp<SliceOp>();
+      return sl && sl.getInput() == shared ? sl : SliceOp();
+    };
+    if (shared)
+      throughRuns = false;
+    Value sharedIndex, inShared;
     int64_t start = 0;
     Value chosen;
     for (auto [k, input] : llvm::enumerate(cc.getInputs())) {
@@ -564,6 +582,21 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
         continue;
       Value local = e.sub(c[d], e.i64c(start));
       Value below = e.icmp(LLVM::ICmpPredicate::slt, local, e.i64c(0));
+      if (SliceOp sl = shared ? sharedSlice(input) : SliceOp()) {
+        SmallVector<Value> ic = c;
+        ic[d] = e.umin(e.select(below, e.i64c(0), local), e.i64c(src[d] - 1));
+        Value at = sliceIndex(e, sl, linearize(ic, src));
+        Value here = e.icmp(LLVM::ICmpPredicate::sge, local, e.i64c(0));
+        sharedIndex = !sharedIndex ? at : e.select(here, at, sharedIndex);
+        inShared = !inShared ? e.boolc(true) : e.select(here, e.boolc(true), inShared);
+        start += src[d];
+        continue;
+      }
+      if (shared && !inShared)
+        inShared = e.boolc(false);
+      else if (shared)
+        inShared = e.select(e.icmp(LLVM::ICmpPredicate::sge, local, e.i64c(0)), e.boolc(false),
+                            inShared);
       int64_t top = throughRuns && d == rank - 1 ? src[d] - runWidth : src[d] - 1;
       Value srcIndex = runSource(cc->getOpOperand(k), index, throughRuns, [&](Value) {
         SmallVector<Value> ic = c;
@@ -576,6 +609,12 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
       chosen = !chosen ? *x
                        : e.select(e.icmp(LLVM::ICmpPredicate::sge, local, e.i64c(0)), *x, chosen);
       start += src[d];
+    }
+    if (shared) {
+      auto x = eval(shared, sharedIndex, lane);
+      if (!x.ok())
+        return x;
+      chosen = chosen ? e.select(inShared, *x, chosen) : *x;
     }
     return chosen;
   }

@@ -65,9 +65,23 @@ struct StoreView {
   llvm::SmallVector<int64_t, 4> offset;
 };
 
+/// A convolution's lhs as implicit GEMM reads it: the [M, T·C] matrix is
+/// the T taps' row windows of one argument [Φ, R, C] (the padded,
+/// channels-last input, Φ stride phases of R rows) side by side, tap t the
+/// rows [δ_t, δ_t + M) of phase φ_t. C is a multiple of the 64-element
+/// k-block, so each k-block reads one tap: a box of 64 channels by the
+/// tile's rows, from row m0 + δ_t of phase φ_t.
+struct ShiftedLhs {
+  int64_t channels = 0;
+  llvm::SmallVector<std::pair<int64_t, int64_t>, 9> taps; ///< (φ, δ)
+};
+
 struct MatmulLayout {
   /// One matmul, or two sharing the lhs (each with its rhs).
   llvm::SmallVector<MatmulOp, 2> ops;
+  /// The implicit GEMM's windows; then `lhs` and `lhsView` are the
+  /// argument the windows read, [Φ, R, C].
+  std::optional<ShiftedLhs> shifted;
   mlir::BlockArgument lhs;
   llvm::SmallVector<mlir::BlockArgument, 2> rhs;
   /// How TMA reads each (lhs, then each rhs).

@@ -317,6 +317,43 @@ bool tmaReadable(const OperandView &view, int64_t inner, int64_t elementBytes, s
   return true;
 }
 
+/// The implicit GEMM's lhs (ShiftedLhs): a concat along K of reshaped
+/// slices [1, M, C] -> [M, C] of one argument [Φ, R, C], unit stride, each
+/// read only there; C a multiple of 64. `source` is the argument.
+struct ShiftedLhsOf : ShiftedLhs {
+  Value source;
+};
+std::optional<ShiftedLhsOf> shiftedLhsOf(MatmulOp op) {
+  // One window (a single tap), or several side by side.
+  auto concat = op.getLhs().getDefiningOp<ConcatOp>();
+  if (op.getTransposeLhs() || (concat && (concat.getDim() != 1 || !concat->hasOneUse())))
+    return std::nullopt;
+  SmallVector<Value> parts;
+  if (concat)
+    parts.assign(concat.getOperands().begin(), concat.getOperands().end());
+  else
+    parts.push_back(op.getLhs());
+  ShiftedLhsOf s;
+  for (Value part : parts) {
+    auto r = part.getDefiningOp<ReshapeOp>();
+    auto sl = r ? r.getInput().getDefiningOp<SliceOp>() : SliceOp();
+    if (!sl || !r->hasOneUse() || !sl->hasOneUse() || !isa<BlockArgument>(sl.getInput()))
+      return std::nullopt;
+    auto src = cast<RankedTensorType>(sl.getInput().getType());
+    auto shape = cast<RankedTensorType>(sl.getType()).getShape();
+    auto rows = cast<RankedTensorType>(r.getType()).getShape();
+    if (src.getRank() != 3 || (s.source && s.source != sl.getInput()) || shape[0] != 1 ||
+        shape[2] != src.getDimSize(2) || rows.size() != 2 || rows[0] != shape[1] ||
+        llvm::any_of(sl.getStrides(), [](int64_t v) { return v != 1; }) ||
+        sl.getOffsets()[2] != 0 || src.getDimSize(2) % 64)
+      return std::nullopt;
+    s.source = sl.getInput();
+    s.channels = src.getDimSize(2);
+    s.taps.push_back({sl.getOffsets()[0], sl.getOffsets()[1]});
+  }
+  return s;
+}
+
 std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
                                           std::string *why) {
   auto refuse = [&](const std::string &reason) -> std::optional<MatmulLayout> {
@@ -331,7 +368,10 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
   if (l.ops.size() > 2)
     return refuse("more than two matmuls in the kernel");
   MatmulOp first = l.ops.front();
-  auto lhsView = operandViewOf(first.getLhs());
+  auto shifted = shiftedLhsOf(first);
+  if (shifted)
+    l.shifted = ShiftedLhs(*shifted);
+  auto lhsView = operandViewOf(shifted ? shifted->source : first.getLhs());
   if (!lhsView)
     return refuse("an operand is computed inside the kernel (TMA reads operands from memory)");
   l.lhsView = *lhsView;

@@ -19,6 +19,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -600,6 +601,62 @@ struct SinkReshapeIntoBroadcast : OpRewritePattern<BroadcastOp> {
 // Convolution and pooling on the primitives the GPU runs
 //===----------------------------------------------------------------------===//
 
+/// Whether `perm` moves the last dim to position 1 ([N, s..., C] ->
+/// [N, C, s...]): the transpose a lowered convolution or pool ends with.
+bool channelsFirst(ArrayRef<int64_t> perm) {
+  int64_t r = static_cast<int64_t>(perm.size());
+  if (r < 3 || perm[0] != 0 || perm[1] != r - 1)
+    return false;
+  for (int64_t i = 2; i < r; ++i)
+    if (perm[i] != i - 1)
+      return false;
+  return true;
+}
+
+/// A constant `v` (a filter's weights) permuted by `perm` (result dim i is
+/// dim perm[i]) and grown with zeros at the end of each result dim to
+/// `type`'s extents, computed at compile time: null where `v` is not a
+/// dense constant.
+Value relaidConstant(PatternRewriter &b, Location loc, Value v, ArrayRef<int64_t> perm,
+                     RankedTensorType type) {
+  // Through a reshape (row-major: the same data).
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (auto r = v.getDefiningOp<ReshapeOp>())
+    c = r.getInput().getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+  auto in = cast<RankedTensorType>(v.getType());
+  if (!dense || !in.getElementType().isIntOrFloat() ||
+      in.getElementType().getIntOrFloatBitWidth() % 8)
+    return Value();
+  int64_t bytes = in.getElementType().getIntOrFloatBitWidth() / 8, rank = in.getRank();
+  if (dense.isSplat() && !llvm::any_of(llvm::seq<int64_t>(0, rank), [&](int64_t i) {
+        return type.getDimSize(i) != in.getDimSize(perm[i]);
+      }))
+    return ConstantOp::create(b, loc, type, dense.resizeSplat(type));
+  if (dense.isSplat() || dense.getNumElements() != in.getNumElements())
+    return Value(); // zeros beside a splat: rare, left to a kernel
+  ArrayRef<char> raw = dense.getRawData();
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * in.getDimSize(d + 1);
+  std::vector<char> out(static_cast<size_t>(type.getNumElements() * bytes), 0);
+  SmallVector<int64_t> at(rank, 0);
+  for (int64_t o = 0, n = type.getNumElements(); o < n; ++o) {
+    int64_t rem = o, src = 0;
+    bool inside = true;
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      int64_t x = rem % type.getDimSize(i);
+      rem /= type.getDimSize(i);
+      inside &= x < in.getDimSize(perm[i]);
+      src += x * inStrides[perm[i]];
+    }
+    if (inside)
+      std::memcpy(&out[o * bytes], &raw[src * bytes], bytes);
+  }
+  return ConstantOp::create(b, loc, type,
+                            DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(out)));
+}
+
 /// A splat constant of `type`.
 Value splatOf(PatternRewriter &b, Location loc, RankedTensorType type, double value) {
   auto attr = DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), value));
@@ -678,8 +735,9 @@ Value tapSlice(PatternRewriter &b, Location loc, Value xp, const Window &w,
   return SliceOp::create(b, loc, type.clone(shape), xp, offsets, strides);
 }
 
-/// A forward convolution as a matmul over an im2col matrix, the layout the
-/// tensor cores read at full speed: the input transposed to channels-last
+/// A forward convolution in 16-bit floats as implicit GEMM (implicitGemm
+/// below); in other types (or where the windows' rows pass 2^31) as a
+/// matmul over an im2col matrix: the input transposed to channels-last
 /// ([N, spatial..., C]), each tap a strided slice of it, the taps side by
 /// side into [N, P, T·C] (P outputs, T taps; the contraction padded with
 /// zeros to a multiple of 8 elements, so TMA can read its rows), times the
@@ -748,6 +806,14 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     bool pointwise = t == 1 && kpad == 0 && llvm::all_of(w.strides, [](int64_t v) { return v == 1; }) &&
                      llvm::all_of(w.padLow, [](int64_t v) { return v == 0; }) &&
                      llvm::all_of(w.padHigh, [](int64_t v) { return v == 0; });
+    // A 1x1 convolution is a matmul on the channels-last input as it is;
+    // every other one in 16-bit floats an implicit GEMM.
+    Type elem = in.getElementType();
+    if (!pointwise && (elem.isF16() || elem.isBF16()) && succeeded(foldTapsIntoChannels(op, b, w)))
+      return success();
+    if (!pointwise && (elem.isF16() || elem.isBF16()) &&
+        succeeded(implicitGemm(op, b, w, outDims)))
+      return success();
     auto im2col = [&](ArrayRef<Value> args) -> Value {
       Value x = TransposeOp::create(b, loc, permuted(in, toLast), args[0], toLast);
       if (pointwise)
@@ -784,9 +850,244 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     Type rt = outType.getElementType();
     auto mm = MatmulOp::create(b, loc, RankedTensorType::get({n, p, k}, rt), lhs, f);
     mm.setTransposeRhs(true);
-    Value y = TransposeOp::create(b, loc, RankedTensorType::get({n, k, p}, rt), mm,
-                                  ArrayRef<int64_t>{0, 2, 1});
-    b.replaceOpWithNewOp<ReshapeOp>(op, outType, y);
+    // [N, P, K] -> [N, spatial..., K], transposed channels first (a
+    // transpose the next convolution's cancels).
+    SmallVector<int64_t> nhwk = {n}, toFirst = {0, rank - 1};
+    nhwk.append(outDims.begin(), outDims.end());
+    nhwk.push_back(k);
+    for (int64_t d = 1; d + 1 < rank; ++d)
+      toFirst.push_back(d);
+    Value y = ReshapeOp::create(b, loc, RankedTensorType::get(nhwk, rt), mm);
+    b.replaceOpWithNewOp<TransposeOp>(op, outType, y, toFirst);
+    return success();
+  }
+
+  /// Few channels (an RGB stem's 3): the taps along the last spatial dim
+  /// move into the channels, where they take fewer zero channels to fill
+  /// whole k-blocks of 64: x'[n, j C + c, ..., o] = x_pad[n, c, ..., o s +
+  /// j d] (the window's j-th tap along the dim, a strided slice of the
+  /// input padded along it), and the filter [K, C, ..., k] becomes
+  /// [K, k C, ..., 1]; the new convolution has stride and dilation 1 and no
+  /// padding along the dim. A 7x7 stem of 3 channels reads 7 taps of 21
+  /// (padded to 64) channels, not 49 of 64: 7x fewer FLOPs.
+  LogicalResult foldTapsIntoChannels(ConvOp op, PatternRewriter &b, const Window &w) const {
+    RankedTensorType in = op.getInput().getType(), filter = op.getFilter().getType(),
+                     outType = op.getType();
+    int64_t rank = in.getRank(), c = in.getDimSize(1), last = rank - 1, sp = rank - 2;
+    int64_t kw = w.kernel.back();
+    auto blocks = [](int64_t ch) { return (ch + 63) / 64; };
+    if (c % 64 == 0 || kw == 1 || blocks(c * kw) >= blocks(c) * kw)
+      return failure();
+    Location loc = op.getLoc();
+    int64_t wo = outType.getDimSize(last), s = w.strides.back(), d = w.dilations.back();
+    Value x = padDim(b, loc, op.getInput(), last, w.padLow.back(), w.padHigh.back(), 0.0);
+    auto xt = cast<RankedTensorType>(x.getType());
+    SmallVector<Value> taps;
+    SmallVector<int64_t> shape(xt.getShape());
+    shape[last] = wo;
+    for (int64_t j = 0; j < kw; ++j) {
+      SmallVector<int64_t> off(rank, 0), str(rank, 1);
+      off[last] = j * d;
+      str[last] = s;
+      taps.push_back(SliceOp::create(b, loc, xt.clone(shape), x, off, str));
+    }
+    shape[1] = kw * c;
+    Value folded = ConcatOp::create(b, loc, xt.clone(shape), taps, static_cast<uint64_t>(1));
+    // The filter [K, C, ..., k] -> [K, k, C, ...] -> [K, k C, ..., 1].
+    SmallVector<int64_t> perm = {0, last}, fshape = {filter.getDimSize(0), kw};
+    for (int64_t i = 1; i < last; ++i) {
+      perm.push_back(i);
+      fshape.push_back(filter.getDimSize(i));
+    }
+    Value f = relaidConstant(b, loc, op.getFilter(), perm, filter.clone(fshape));
+    if (!f)
+      f = TransposeOp::create(b, loc, filter.clone(fshape), op.getFilter(), perm);
+    SmallVector<int64_t> f2(filter.getShape());
+    f2[1] = kw * c;
+    f2[last] = 1;
+    f = ReshapeOp::create(b, loc, filter.clone(f2), f);
+    SmallVector<int64_t> strides(w.strides.begin(), w.strides.end()),
+        dilations(w.dilations.begin(), w.dilations.end()), lo(w.padLow.begin(), w.padLow.end()),
+        hi(w.padHigh.begin(), w.padHigh.end());
+    strides[sp - 1] = dilations[sp - 1] = 1;
+    lo[sp - 1] = hi[sp - 1] = 0;
+    b.replaceOpWithNewOp<ConvOp>(op, outType, folded, f, b.getDenseI64ArrayAttr(strides),
+                                 b.getDenseI64ArrayAttr(dilations), b.getDenseI64ArrayAttr(lo),
+                                 b.getDenseI64ArrayAttr(hi), b.getI64IntegerAttr(1), nullptr);
+    return success();
+  }
+
+  /// A convolution whose channels fill whole k-blocks (C a multiple of 64)
+  /// as implicit GEMM over shifted row windows. The input, channels last
+  /// and padded, is cut into its stride phases (space to depth: phase p of
+  /// dim i holds the padded positions q s_i + p), each phase's positions
+  /// flattened into rows: P [Φ, R, C] (conv_pad; only the phases some tap
+  /// reads, and zero rows at the end). Output rows are the positions
+  /// (n, q...) of the phase grid, Q_i = O_i + ((k_i - 1) d_i) / s_i per dim;
+  /// tap j reads phase φ_j at row offset δ_j (its (j d) / s per dim, in
+  /// grid rows), so its lhs block is a contiguous window of P: the
+  /// conv_window kernel lays the T windows side by side into [M, T·C],
+  /// which the matmul kernel folds into its load (each k-block one TMA box
+  /// of its tap's window). The matmul is [M, T·C] x [T·C, K]; the grid's
+  /// rows past the output (Q_i > O_i) are computed and dropped by a slice,
+  /// which the store folds in.
+  LogicalResult implicitGemm(ConvOp op, PatternRewriter &b, const Window &w,
+                             ArrayRef<int64_t> outDims) const {
+    Location loc = op.getLoc();
+    RankedTensorType in = op.getInput().getType(), filter = op.getFilter().getType(),
+                     outType = op.getType();
+    int64_t rank = in.getRank(), sp = rank - 2, n = in.getDimSize(0), c0 = in.getDimSize(1);
+    int64_t k = outType.getDimSize(1);
+    // Channels padded with zeros to whole k-blocks (a 3-channel stem's to
+    // 64: more FLOPs on the tensor cores, no im2col matrix in HBM).
+    int64_t c = (c0 + 63) / 64 * 64;
+    Type et = in.getElementType();
+    SmallVector<int64_t> q(sp);
+    int64_t gridRows = n, phases = 1;
+    for (int64_t i = 0; i < sp; ++i) {
+      q[i] = outDims[i] + ((w.kernel[i] - 1) * w.dilations[i]) / w.strides[i];
+      gridRows *= q[i];
+      phases *= w.strides[i];
+    }
+    // Each tap's phase and row offset.
+    SmallVector<SmallVector<int64_t, 4>> taps = windowTaps(w);
+    SmallVector<std::pair<int64_t, int64_t>> tapAt;
+    SmallVector<int64_t> used;
+    int64_t maxDelta = 0;
+    for (auto &tap : taps) {
+      int64_t phi = 0, delta = 0, rowStride = 1;
+      for (int64_t i = sp - 1; i >= 0; --i) {
+        int64_t at = tap[i] * w.dilations[i];
+        delta += (at / w.strides[i]) * rowStride;
+        rowStride *= q[i];
+      }
+      for (int64_t i = 0; i < sp; ++i)
+        phi = phi * w.strides[i] + (tap[i] * w.dilations[i]) % w.strides[i];
+      if (!llvm::is_contained(used, phi))
+        used.push_back(phi);
+      tapAt.push_back({phi, delta});
+      maxDelta = std::max(maxDelta, delta);
+    }
+    llvm::sort(used);
+    for (auto &[phi, delta] : tapAt)
+      phi = llvm::find(used, phi) - used.begin();
+    int64_t t = static_cast<int64_t>(taps.size()), np = static_cast<int64_t>(used.size());
+    int64_t rows = gridRows + maxDelta;
+    if (rows >= (int64_t(1) << 31))
+      return failure();
+
+    SmallVector<int64_t> toLast = {0};
+    for (int64_t d = 2; d < rank; ++d)
+      toLast.push_back(d);
+    toLast.push_back(1);
+    SmallVector<int64_t> nhwc = {n};
+    for (int64_t d = 2; d < rank; ++d)
+      nhwc.push_back(in.getDimSize(d));
+    nhwc.push_back(c0);
+    Value xt = TransposeOp::create(b, loc, in.clone(nhwc), op.getInput(), toLast);
+    auto padType = RankedTensorType::get({np, rows, c}, et);
+    Value padded = buildKernel(b, loc, "conv_pad", {xt}, padType, [&](ArrayRef<Value> args) {
+      Value x = padDim(b, loc, args[0], sp + 1, 0, c - c0, 0.0);
+      // Grow (or trim) each spatial dim to Q_i s_i padded positions.
+      for (int64_t i = 0; i < sp; ++i) {
+        auto type = cast<RankedTensorType>(x.getType());
+        int64_t extent = in.getDimSize(i + 2);
+        int64_t high = q[i] * w.strides[i] - w.padLow[i] - extent;
+        if (high < 0) {
+          SmallVector<int64_t> off(sp + 2, 0), str(sp + 2, 1), shape(type.getShape());
+          shape[i + 1] = extent + high;
+          x = SliceOp::create(b, loc, type.clone(shape), x, off, str);
+          high = 0;
+        }
+        x = padDim(b, loc, x, i + 1, w.padLow[i], high, 0.0);
+      }
+      Value p;
+      if (phases == 1) {
+        p = ReshapeOp::create(b, loc, RankedTensorType::get({1, gridRows, c}, et), x);
+      } else {
+        // [N, Q_1 s_1, ..., C] -> [N, Q_1, s_1, ..., C] -> [s..., N, Q..., C].
+        SmallVector<int64_t> split = {n}, perm, moved;
+        for (int64_t i = 0; i < sp; ++i) {
+          split.push_back(q[i]);
+          split.push_back(w.strides[i]);
+        }
+        split.push_back(c);
+        for (int64_t i = 0; i < sp; ++i)
+          perm.push_back(2 + 2 * i);
+        perm.push_back(0);
+        for (int64_t i = 0; i < sp; ++i)
+          perm.push_back(1 + 2 * i);
+        perm.push_back(2 * sp + 1);
+        for (int64_t d : perm)
+          moved.push_back(split[d]);
+        Value r = ReshapeOp::create(b, loc, RankedTensorType::get(split, et), x);
+        Value tr = TransposeOp::create(b, loc, RankedTensorType::get(moved, et), r, perm);
+        p = ReshapeOp::create(b, loc, RankedTensorType::get({phases, gridRows, c}, et), tr);
+        if (np < phases) {
+          SmallVector<Value> parts;
+          for (int64_t phi : used)
+            parts.push_back(SliceOp::create(b, loc, RankedTensorType::get({1, gridRows, c}, et), p,
+                                            ArrayRef<int64_t>{phi, 0, 0},
+                                            ArrayRef<int64_t>{1, 1, 1}));
+          p = parts.size() == 1 ? parts[0]
+                                : Value(ConcatOp::create(
+                                      b, loc, RankedTensorType::get({np, gridRows, c}, et),
+                                      parts, static_cast<uint64_t>(0)));
+        }
+      }
+      return padDim(b, loc, p, 1, 0, maxDelta, 0.0);
+    });
+    auto lhsType = RankedTensorType::get({gridRows, t * c}, et);
+    Value lhs = buildKernel(b, loc, "conv_window", {padded}, lhsType, [&](ArrayRef<Value> args) {
+      SmallVector<Value> cols;
+      for (auto [phi, delta] : tapAt) {
+        Value s = SliceOp::create(b, loc, RankedTensorType::get({1, gridRows, c}, et), args[0],
+                                  ArrayRef<int64_t>{phi, delta, 0}, ArrayRef<int64_t>{1, 1, 1});
+        cols.push_back(ReshapeOp::create(b, loc, RankedTensorType::get({gridRows, c}, et), s));
+      }
+      return cols.size() == 1 ? cols[0]
+                              : Value(ConcatOp::create(b, loc, lhsType, cols,
+                                                       static_cast<uint64_t>(1)));
+    });
+    // The filter [K, C, taps...] -> [K, taps..., C] -> [K, T·C].
+    SmallVector<int64_t> fperm = {0}, fshape = {k};
+    for (int64_t d = 2; d < rank; ++d) {
+      fperm.push_back(d);
+      fshape.push_back(filter.getDimSize(d));
+    }
+    fperm.push_back(1);
+    fshape.push_back(c0);
+    // Weights (a constant) are relaid at compile time.
+    SmallVector<int64_t> grown(fshape);
+    grown.back() = c;
+    Value f = relaidConstant(b, loc, op.getFilter(), fperm, filter.clone(grown));
+    if (f)
+      f = ReshapeOp::create(b, loc, RankedTensorType::get({k, t * c}, et), f);
+    else
+      f = buildKernel(b, loc, "filter_im2col", {op.getFilter()},
+                      RankedTensorType::get({k, t * c}, et), [&](ArrayRef<Value> args) {
+        Value f = TransposeOp::create(b, loc, filter.clone(fshape), args[0], fperm);
+        f = padDim(b, loc, f, sp + 1, 0, c - c0, 0.0);
+        return Value(ReshapeOp::create(b, loc, RankedTensorType::get({k, t * c}, et), f));
+      });
+    Type rt = outType.getElementType();
+    auto mm = MatmulOp::create(b, loc, RankedTensorType::get({gridRows, k}, rt), lhs, f);
+    mm.setTransposeRhs(true);
+    SmallVector<int64_t> grid = {n}, valid = {n};
+    for (int64_t i = 0; i < sp; ++i) {
+      grid.push_back(q[i]);
+      valid.push_back(outDims[i]);
+    }
+    grid.push_back(k);
+    valid.push_back(k);
+    Value y = ReshapeOp::create(b, loc, RankedTensorType::get(grid, rt), mm);
+    if (grid != valid)
+      y = SliceOp::create(b, loc, RankedTensorType::get(valid, rt), y,
+                          SmallVector<int64_t>(rank, 0), SmallVector<int64_t>(rank, 1));
+    SmallVector<int64_t> toFirst = {0, rank - 1};
+    for (int64_t d = 1; d + 1 < rank; ++d)
+      toFirst.push_back(d);
+    b.replaceOpWithNewOp<TransposeOp>(op, outType, y, toFirst);
     return success();
   }
 
@@ -852,6 +1153,25 @@ struct DecomposePool : OpRewritePattern<PoolOp> {
     RankedTensorType in = op.getInput().getType(), outType = op.getType();
     int64_t rank = in.getRank();
     Window w = windowOf(op);
+    // Channels last where the input arrives so (a lowered convolution's
+    // result, channels-first transposed): spatial dims from 1, and the
+    // result transposed back.
+    Value input = op.getInput();
+    int64_t first = 2;
+    RankedTensorType poolType = outType;
+    SmallVector<int64_t> perm;
+    if (auto t = input.getDefiningOp<TransposeOp>(); t && channelsFirst(t.getPermutation())) {
+      perm.assign(t.getPermutation().begin(), t.getPermutation().end());
+      input = t.getInput();
+      first = 1;
+      SmallVector<int64_t> shape = {outType.getDimSize(0)};
+      for (int64_t d = 2; d < rank; ++d)
+        shape.push_back(outType.getDimSize(d));
+      shape.push_back(outType.getDimSize(1));
+      poolType = outType.clone(shape);
+    }
+    // The input's spatial extent of window dim i.
+    auto extent = [&](int64_t i) { return in.getDimSize(i + 2); };
     bool isMax = op.getKind() == ReduceKind::max;
     SmallVector<int64_t> outDims(outType.getShape().drop_front(2));
     // The divisor of each output position (a mean).
@@ -866,7 +1186,7 @@ struct DecomposePool : OpRewritePattern<PoolOp> {
           int64_t pos = rem % outDims[i];
           rem /= outDims[i];
           int64_t lo = op.getCountIncludePad() ? -w.padLow[i] : 0;
-          int64_t hi = in.getDimSize(i + 2) + (op.getCountIncludePad() ? w.padHigh[i] : 0);
+          int64_t hi = extent(i) + (op.getCountIncludePad() ? w.padHigh[i] : 0);
           int64_t inside = 0;
           for (int64_t t = 0; t < w.kernel[i]; ++t) {
             int64_t cpos = pos * w.strides[i] - w.padLow[i] + t * w.dilations[i];
@@ -879,7 +1199,7 @@ struct DecomposePool : OpRewritePattern<PoolOp> {
     }
     // Divisors that differ are a constant plane, an input of the kernel
     // (the code generator materializes only splats in a body).
-    SmallVector<Value> inputs = {op.getInput()};
+    SmallVector<Value> inputs = {input};
     if (!isMax && !llvm::all_equal(counts)) {
       SmallVector<float> values;
       for (int64_t cnt : counts)
@@ -888,21 +1208,21 @@ struct DecomposePool : OpRewritePattern<PoolOp> {
       inputs.push_back(ConstantOp::create(b, loc, plane,
                                           DenseElementsAttr::get(plane, ArrayRef<float>(values))));
     }
-    Value y = buildKernel(b, loc, isMax ? "max_pool" : "avg_pool", inputs, outType,
+    Value y = buildKernel(b, loc, isMax ? "max_pool" : "avg_pool", inputs, poolType,
                           [&](ArrayRef<Value> args) -> Value {
       // Enough high padding for a ceil-mode window past the end.
       Value x = args[0];
       for (int64_t i = 0; i + 2 < rank; ++i) {
         int64_t need = (outDims[i] - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 -
-                       in.getDimSize(i + 2) - w.padLow[i];
-        x = padDim(b, loc, x, i + 2, w.padLow[i], std::max<int64_t>(need, 0),
+                       extent(i) - w.padLow[i];
+        x = padDim(b, loc, x, i + first, w.padLow[i], std::max<int64_t>(need, 0),
                    isMax ? -std::numeric_limits<double>::infinity() : 0.0);
       }
       Type ct = isMax ? in.getElementType() : computeElementFor(in);
       Emitter e(b, loc, ct);
       Value acc;
       for (auto &tap : windowTaps(w)) {
-        Value s = e.in(tapSlice(b, loc, x, w, tap, outDims, 2));
+        Value s = e.in(tapSlice(b, loc, x, w, tap, outDims, first));
         acc = !acc ? s : isMax ? Value(MaxOp::create(b, loc, s.getType(), acc, s)) : e.add(acc, s);
       }
       if (!isMax) {
@@ -912,15 +1232,205 @@ struct DecomposePool : OpRewritePattern<PoolOp> {
           inv = splatOf(b, loc, accType, 1.0 / static_cast<double>(counts[0]));
         } else {
           SmallVector<int64_t> dims;
-          for (int64_t i = 2; i < rank; ++i)
+          for (int64_t i = first; i < first + rank - 2; ++i)
             dims.push_back(i);
           inv = BroadcastOp::create(b, loc, accType, e.in(args[1]), dims);
         }
         acc = e.mul(acc, inv);
       }
-      return e.out(acc, outType);
+      return e.out(acc, poolType);
     });
+    if (!perm.empty())
+      y = TransposeOp::create(b, loc, outType, y, perm);
     b.replaceOp(op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Channels-last layout between convolutions
+//===----------------------------------------------------------------------===//
+
+/// An operand of an elementwise op in the layout `remap` gives: a splat
+/// resized, or a broadcast of a vector whose dims `remap` takes to dims that
+/// still increase; null where neither.
+Value relaid(PatternRewriter &b, Location loc, Value v, RankedTensorType type,
+             llvm::function_ref<int64_t(int64_t)> remap) {
+  if (auto c = v.getDefiningOp<ConstantOp>(); c && isa<SplatElementsAttr>(c.getValue())) {
+    auto splat = cast<SplatElementsAttr>(c.getValue());
+    auto t = type.clone(cast<RankedTensorType>(v.getType()).getElementType());
+    return ConstantOp::create(b, loc, t, splat.resizeSplat(t));
+  }
+  auto bc = v.getDefiningOp<BroadcastOp>();
+  if (!bc)
+    return Value();
+  // The source's dims of extent 1 (ONNX's [1, K, 1, 1] bias) are dropped
+  // by a reshape first: only the others need to stay in order.
+  auto in = cast<RankedTensorType>(bc.getInput().getType());
+  auto t = type.clone(cast<RankedTensorType>(v.getType()).getElementType());
+  SmallVector<int64_t> dims, kept;
+  for (auto [j, d] : llvm::enumerate(bc.getDims())) {
+    if (in.getDimSize(j) == 1)
+      continue;
+    int64_t to = remap(d);
+    if (to < 0 || (!dims.empty() && to <= dims.back()) || in.getDimSize(j) != t.getDimSize(to))
+      return Value();
+    dims.push_back(to);
+    kept.push_back(in.getDimSize(j));
+  }
+  Value src = bc.getInput();
+  if (static_cast<int64_t>(kept.size()) != in.getRank())
+    src = ReshapeOp::create(b, loc, in.clone(kept), src);
+  return BroadcastOp::create(b, loc, t, src, dims);
+}
+
+/// f(T(x), ...) = T(f(x, ...)) for T a lowered convolution's channels-first
+/// transpose; the other operands the same transpose of a value of x's shape,
+/// splats or broadcasts. The transpose moves down to the next convolution,
+/// whose channels-last transpose then cancels it: activations stay
+/// channels last from one convolution to the next, and each one's bias,
+/// activation and residual add join its matmul's epilogue.
+struct SinkChannelsFirst : RewritePattern {
+  SinkChannelsFirst(MLIRContext *context) : RewritePattern(MatchAnyOpTypeTag(), 1, context) {}
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &b) const override {
+    if (!SinkReshape::elementwise(op) || op->getNumResults() != 1)
+      return failure();
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    ArrayRef<int64_t> perm;
+    RankedTensorType from;
+    for (Value v : op->getOperands())
+      if (auto t = v.getDefiningOp<TransposeOp>(); t && channelsFirst(t.getPermutation())) {
+        perm = t.getPermutation();
+        from = cast<RankedTensorType>(t.getInput().getType());
+        break;
+      }
+    if (perm.empty())
+      return failure();
+    SmallVector<int64_t> inverse(perm.size());
+    for (auto [i, p] : llvm::enumerate(perm))
+      inverse[p] = static_cast<int64_t>(i);
+    Location loc = op->getLoc();
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands()) {
+      if (auto t = v.getDefiningOp<TransposeOp>();
+          t && t.getPermutation() == perm && t.getInput().getType().getShape() == from.getShape()) {
+        operands.push_back(t.getInput());
+        continue;
+      }
+      // Result dim d of the channels-first value is dim perm[d] of x's.
+      Value r = relaid(b, loc, v, from, [&](int64_t d) { return perm[d]; });
+      if (!r)
+        return failure();
+      operands.push_back(r);
+    }
+    Operation *moved = b.clone(*op);
+    moved->setOperands(operands);
+    moved->getResult(0).setType(from.clone(type.getElementType()));
+    b.replaceOpWithNewOp<TransposeOp>(op, type, moved->getResult(0), perm);
+    return success();
+  }
+};
+
+/// transpose(transpose(x)) is one transpose, or x.
+struct ComposeTransposes : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &b) const override {
+    auto inner = op.getInput().getDefiningOp<TransposeOp>();
+    if (!inner)
+      return failure();
+    SmallVector<int64_t> perm;
+    bool identity = true;
+    for (auto [i, p] : llvm::enumerate(op.getPermutation())) {
+      perm.push_back(inner.getPermutation()[p]);
+      identity &= perm.back() == static_cast<int64_t>(i);
+    }
+    if (identity)
+      b.replaceOp(op, inner.getInput());
+    else
+      b.replaceOpWithNewOp<TransposeOp>(op, op.getType(), inner.getInput(), perm);
+    return success();
+  }
+};
+
+/// f(slice(g), ...) = slice(f(g, ...)) where g is a convolution's output
+/// grid (the reshaped matmul result of an implicit GEMM, whose rows past
+/// the output the slice drops) and the other operands are splats or
+/// broadcasts along dims the slice keeps whole: the bias and activation
+/// then run in the matmul's epilogue, on the grid, and the slice folds into
+/// its store.
+struct HoistGridSlice : RewritePattern {
+  HoistGridSlice(MLIRContext *context) : RewritePattern(MatchAnyOpTypeTag(), 1, context) {}
+  LogicalResult matchAndRewrite(Operation *op, PatternRewriter &b) const override {
+    if (!SinkReshape::elementwise(op) || op->getNumResults() != 1)
+      return failure();
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    // The grid: a matmul's result through reshapes and the elementwise ops
+    // already hoisted above the slice.
+    auto fromMatmul = [](Value v) {
+      for (int depth = 0; depth < 64; ++depth) {
+        Operation *def = v.getDefiningOp();
+        if (!def)
+          return false;
+        if (isa<MatmulOp>(def))
+          return true;
+        if (!isa<ReshapeOp>(def) && !SinkReshape::elementwise(def))
+          return false;
+        // An elementwise op's operand of its own shape that leads back.
+        Value next;
+        for (Value o : def->getOperands())
+          if (isa<ReshapeOp>(def) ||
+              cast<RankedTensorType>(o.getType()).getShape() ==
+                  cast<RankedTensorType>(def->getResult(0).getType()).getShape()) {
+            Operation *d = o.getDefiningOp();
+            if (d && (isa<MatmulOp, ReshapeOp>(d) || SinkReshape::elementwise(d))) {
+              next = o;
+              break;
+            }
+          }
+        if (!next)
+          return false;
+        v = next;
+      }
+      return false;
+    };
+    SliceOp slice;
+    for (Value v : op->getOperands())
+      if (auto s = v.getDefiningOp<SliceOp>()) {
+        if (fromMatmul(s.getInput()) &&
+            llvm::all_of(s.getOffsets(), [](int64_t o) { return o == 0; }) &&
+            llvm::all_of(s.getStrides(), [](int64_t o) { return o == 1; })) {
+          slice = s;
+          break;
+        }
+      }
+    if (!slice)
+      return failure();
+    auto grid = cast<RankedTensorType>(slice.getInput().getType());
+    Location loc = op->getLoc();
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands()) {
+      if (v == slice.getResult()) {
+        operands.push_back(slice.getInput());
+        continue;
+      }
+      // A broadcast's dim must not be narrowed by the slice (unless of
+      // extent 1 in its source).
+      if (auto bc = v.getDefiningOp<BroadcastOp>()) {
+        auto in = cast<RankedTensorType>(bc.getInput().getType());
+        for (auto [j, d] : llvm::enumerate(bc.getDims()))
+          if (in.getDimSize(j) != 1 && grid.getDimSize(d) != type.getDimSize(d))
+            return failure();
+      }
+      Value r = relaid(b, loc, v, grid, [](int64_t d) { return d; });
+      if (!r)
+        return failure();
+      operands.push_back(r);
+    }
+    Operation *moved = b.clone(*op);
+    moved->setOperands(operands);
+    moved->getResult(0).setType(grid.clone(type.getElementType()));
+    b.replaceOpWithNewOp<SliceOp>(op, type, moved->getResult(0), slice.getOffsets(),
+                                  slice.getStrides());
     return success();
   }
 };
@@ -1285,10 +1795,27 @@ private:
 } // namespace
 
 LogicalResult fusec::lowerWindowOps(func::FuncOp func) {
-  RewritePatternSet patterns(func.getContext());
-  patterns.add<DecomposeConv, DecomposePool>(func.getContext());
+  bool any = false;
+  func.walk([&](Operation *op) { any |= isa<ConvOp, PoolOp>(op); });
+  if (!any)
+    return success();
   GreedyRewriteConfig config;
   config.enableFolding(false);
   config.enableConstantCSE(false);
-  return applyPatternsGreedily(func, std::move(patterns), config);
+  // Convolutions first, and the layout between them: each one's
+  // channels-first result transpose sinks to the next one's channels-last
+  // transpose and cancels; then pools, which run channels last where their
+  // input arrives so; then the layout again.
+  for (int round = 0; round < 2; ++round) {
+    RewritePatternSet patterns(func.getContext());
+    if (round == 0)
+      patterns.add<DecomposeConv>(func.getContext());
+    else
+      patterns.add<DecomposePool>(func.getContext());
+    patterns.add<SinkChannelsFirst, ComposeTransposes, HoistGridSlice, SinkReshape>(
+        func.getContext());
+    if (failed(applyPatternsGreedily(func, std::move(patterns), config)))
+      return failure();
+  }
+  return success();
 }

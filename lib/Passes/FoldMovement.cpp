@@ -13,7 +13,10 @@
 //   is a matmul's operand is cloned into the matmul kernel, which then reads
 //   the transpose's input: the tensor-core strategy reads it through a
 //   tensor map over its factors (an attention output [B, H, S, D] as rows of
-//   [B S, H D]).
+//   [B S, H D]). A convolution's conv_window kernel (the taps' row windows
+//   of its padded, channels-last input, side by side along K) folds whole:
+//   the tensor-core strategy reads each k-block from its tap's window
+//   (implicit GEMM), and the im2col matrix is never written.
 //
 // A fold is kept only where the tensor-core strategies take the new kernel
 // (matmulOnTensorCores); every other target still runs it (the SIMT
@@ -222,7 +225,12 @@ bool foldIntoLoad(KernelOp k) {
     Value moved = throughReshapes(input, chain);
     auto m = moved.getDefiningOp<KernelOp>();
     Operation *move = m ? movementOp(m, /*transposeOnly=*/true) : nullptr;
-    if (!move)
+    // A convolution's shifted windows (conv_window: row windows of one
+    // input side by side) fold whole: the matmul reads each window through
+    // the input's tensor map (implicit GEMM).
+    bool window = m && !move && m.getName() == "conv_window" && m.getInputs().size() == 1 &&
+                  m.getNumResults() == 1;
+    if (!move && !window)
       continue;
     SmallVector<Value> inputs(k.getInputs().begin(), k.getInputs().end());
     inputs[j] = m.getInputs()[0];
@@ -234,8 +242,17 @@ bool foldIntoLoad(KernelOp k) {
             if (i != j)
               map.map(a, nb.getArgument(i));
           IRMapping through;
-          through.map(move->getOperand(0), nb.getArgument(j));
-          Value v = b.clone(*move, through)->getResult(0);
+          Value v;
+          if (window) {
+            Block &wb = m.getBody().front();
+            through.map(wb.getArgument(0), nb.getArgument(j));
+            for (Operation &op : wb.without_terminator())
+              b.clone(op, through);
+            v = through.lookup(wb.getTerminator()->getOperand(0));
+          } else {
+            through.map(move->getOperand(0), nb.getArgument(j));
+            v = b.clone(*move, through)->getResult(0);
+          }
           for (ReshapeOp r : chain)
             v = ReshapeOp::create(b, r.getLoc(), r.getType(), v).getResult();
           map.map(arg, v);

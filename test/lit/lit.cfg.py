@@ -25,6 +25,7 @@ _graphs = " ".join(os.path.join(config.fusec_src_root, g) for g in [
     "test/lit/Passes/fuse.mlir",
     "test/lit/Passes/fuse-composites.mlir",
     "examples/convnet.mlir",
+    "examples/resblock.mlir",
 ])
 config.environment["FUSEC_EXAMPLE_GRAPHS"] = _graphs
 config.substitutions.append(("%fusec-run-each", os.path.join(

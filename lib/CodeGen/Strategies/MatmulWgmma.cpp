@@ -17,7 +17,9 @@
 //   boxes of 64 rows/columns x 64 K; wgmma takes MN-major operands through
 //   its transpose bits. Batch dims are the tensor maps' outer dims (a
 //   broadcast dim reads coordinate 0). Ragged M, N and K read zeros past the
-//   edges (TMA bounds).
+//   edges (TMA bounds). A convolution's implicit GEMM (ShiftedLhs) reads
+//   each lhs k-block from its tap's row window of the padded input: row
+//   m0 + δ and phase φ of the tap the k-block lies in.
 // - A persistent grid of at most one CTA per SM over the work units in
 //   grouped order (8 tile rows a group, so the columns a group reads stay in
 //   L2). With split-K (few tiles, long K: decode) a unit is a part of K of a
@@ -371,7 +373,23 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
             builder, dst, mapPtr, coords, full, ValueRange(), Value(), Value(),
             NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
       };
-      if (!l.transposeLhs) {
+      if (l.shifted) {
+        // Implicit GEMM: k-block kb reads tap kb / (C / 64), channels from
+        // (kb mod C / 64) 64, rows from m0 + δ of phase φ (a select chain
+        // over the taps: one thread, once a k-block).
+        int64_t perTap = l.shifted->channels / t.k;
+        Value tap = e.udiv(kb, i32(perTap));
+        Value c0 = e.mul(e.urem(kb, i32(perTap)), i32(t.k));
+        Value phase = i32(l.shifted->taps[0].first), delta = i32(l.shifted->taps[0].second);
+        for (auto [i, pd] : llvm::enumerate(l.shifted->taps)) {
+          if (i == 0)
+            continue;
+          Value is = e.icmp(LLVM::ICmpPredicate::eq, tap, i32(static_cast<int64_t>(i)));
+          phase = e.select(is, i32(pd.first), phase);
+          delta = e.select(is, i32(pd.second), delta);
+        }
+        load(0, stage, tmaCoords(l.lhsView, c0, e.add(m0, delta), {phase}));
+      } else if (!l.transposeLhs) {
         load(0, stage, tmaCoords(l.lhsView, k0, m0, aBatch));
       } else {
         for (int64_t c = 0; c < t.m / 64; ++c)

@@ -1,0 +1,24 @@
+// A convolution whose weights are a constant (an imported model's): the
+// filter's relayout for the implicit GEMM ([K, C, kh, kw] -> [K, taps, C],
+// channels padded with zeros to the 64 of a k-block) is computed at compile
+// time, so no filter_im2col kernel runs. Three channels: the taps along the
+// last dim move into the channels first (x' has 3 * 3 of them, the filter
+// becomes [8, 9, 3, 1] and then [8, 3 taps, 1, 64]), through a
+// reshape of the relaid constant. Strided and padded; the fused graph
+// still computes the same values.
+// RUN: fusec-opt %s --fusec-fuse | FileCheck %s
+// RUN: fusec-run --verify-pipeline="fusec-fuse" %s | FileCheck %s --check-prefix=SAME
+// SAME: PASS: fusec-fuse keeps the graph's meaning
+
+// CHECK-LABEL: func.func @cst
+// CHECK-NOT: filter_im2col
+// CHECK: fusec.kernel "conv_pad"
+// CHECK-NOT: filter_im2col
+// CHECK: fusec.constant dense<"0x{{[0-9A-F]+}}"> : tensor<8x3x1x64xf16>
+// CHECK-NOT: filter_im2col
+// CHECK: _matmul"
+func.func @cst(%x: tensor<1x3x9x9xf16>) -> tensor<1x8x5x5xf16> {
+  %w = fusec.constant dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[0.25, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -0.5]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, 3.0]]]]> : tensor<8x3x3x3xf16>
+  %y = fusec.conv %x, %w {strides = array<i64: 2, 2>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : (tensor<1x3x9x9xf16>, tensor<8x3x3x3xf16>) -> tensor<1x8x5x5xf16>
+  return %y : tensor<1x8x5x5xf16>
+}
