@@ -840,13 +840,24 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     for (int64_t d = 2; d < rank; ++d)
       fperm.push_back(d);
     fperm.push_back(1);
-    Value f = buildKernel(
-        b, loc, "filter_im2col", {op.getFilter()}, RankedTensorType::get({k, kdim + kpad}, et),
-        [&](ArrayRef<Value> args) -> Value {
-          Value f = TransposeOp::create(b, loc, permuted(filter, fperm), args[0], fperm);
-          f = ReshapeOp::create(b, loc, RankedTensorType::get({k, kdim}, et), f);
-          return kpad ? padDim(b, loc, f, 1, 0, kpad, 0.0) : f;
-        });
+    // Weights (a constant) are relaid at compile time where the zeros pad
+    // the channels of the one tap, or there are none.
+    Value f;
+    if (kpad == 0 || t == 1) {
+      RankedTensorType grown = permuted(filter, fperm);
+      SmallVector<int64_t> shape(grown.getShape());
+      shape.back() += kpad;
+      if (Value cf = relaidConstant(b, loc, op.getFilter(), fperm, grown.clone(shape)))
+        f = ReshapeOp::create(b, loc, RankedTensorType::get({k, kdim + kpad}, et), cf);
+    }
+    if (!f)
+      f = buildKernel(
+          b, loc, "filter_im2col", {op.getFilter()}, RankedTensorType::get({k, kdim + kpad}, et),
+          [&](ArrayRef<Value> args) -> Value {
+            Value f = TransposeOp::create(b, loc, permuted(filter, fperm), args[0], fperm);
+            f = ReshapeOp::create(b, loc, RankedTensorType::get({k, kdim}, et), f);
+            return kpad ? padDim(b, loc, f, 1, 0, kpad, 0.0) : f;
+          });
     Type rt = outType.getElementType();
     auto mm = MatmulOp::create(b, loc, RankedTensorType::get({n, p, k}, rt), lhs, f);
     mm.setTransposeRhs(true);

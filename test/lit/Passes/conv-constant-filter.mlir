@@ -7,7 +7,8 @@
 // reshape of the relaid constant. Strided and padded; the fused graph
 // still computes the same values.
 // RUN: fusec-opt %s --fusec-fuse | FileCheck %s
-// RUN: fusec-run --verify-pipeline="fusec-fuse" %s | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline="fusec-fuse" %s --function=cst | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline="fusec-fuse" %s --function=cst1 | FileCheck %s --check-prefix=SAME
 // SAME: PASS: fusec-fuse keeps the graph's meaning
 
 // CHECK-LABEL: func.func @cst
@@ -21,4 +22,17 @@ func.func @cst(%x: tensor<1x3x9x9xf16>) -> tensor<1x8x5x5xf16> {
   %w = fusec.constant dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[0.25, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -0.5]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, -9.0]]], [[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5], [7.5, 8.5, 9.5]], [[-1.0, -2.0, -3.0], [-4.0, -5.0, -6.0], [-7.0, -8.0, 3.0]]]]> : tensor<8x3x3x3xf16>
   %y = fusec.conv %x, %w {strides = array<i64: 2, 2>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : (tensor<1x3x9x9xf16>, tensor<8x3x3x3xf16>) -> tensor<1x8x5x5xf16>
   return %y : tensor<1x8x5x5xf16>
+}
+
+// A 1x1 convolution of 8 channels (a plain matmul on the channels-last
+// input): its constant filter [3, 8, 1, 1] becomes [3, 8] at compile time.
+// CHECK-LABEL: func.func @cst1
+// CHECK-NOT: filter_im2col
+// CHECK: fusec.constant dense<{{.*}}> : tensor<3x1x1x8xf16>
+// CHECK-NOT: filter_im2col
+// CHECK: _matmul"
+func.func @cst1(%x: tensor<2x8x5x3xf16>) -> tensor<2x3x5x3xf16> {
+  %w = fusec.constant dense<[[[[1.0]], [[2.0]], [[-3.0]], [[0.5]], [[1.0]], [[2.0]], [[-3.0]], [[0.5]]], [[[4.0]], [[-1.0]], [[0.25]], [[2.0]], [[4.0]], [[-1.0]], [[0.25]], [[-2.0]]], [[[-2.0]], [[1.5]], [[3.0]], [[-0.75]], [[-2.0]], [[1.5]], [[3.0]], [[0.75]]]]> : tensor<3x8x1x1xf16>
+  %y = fusec.conv %x, %w : (tensor<2x8x5x3xf16>, tensor<3x8x1x1xf16>) -> tensor<2x3x5x3xf16>
+  return %y : tensor<2x3x5x3xf16>
 }
