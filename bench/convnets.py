@@ -142,10 +142,10 @@ def models():
 
 
 def export(module, x, path, exporter):
-    """TorchScript (opset 17) or torch.export (opset 18). ViT uses
-    torch.export: TorchScript's fp16 export casts the residual stream to f32
-    before each LayerNormalization whose scale stays f16, a graph ONNX's
-    type rules reject (the same as bench/models.py notes for GPT-2)."""
+    """TorchScript (opset 17), or torch.export (opset 18) where that fails.
+    TorchScript's fp16 export of ViT casts the residual stream to f32 before
+    each LayerNormalization whose scale stays f16; fusec's importer casts
+    the scale and bias to X's type (torch.export took over 500 s on ViT)."""
     try:
         if exporter != "torchscript":
             raise RuntimeError("torch.export chosen")
@@ -190,9 +190,19 @@ def bench_model(name, build, work):
     row = {"model": name, "batch": BATCH}
     path = os.path.join(work, f"{name}.onnx")
     t0 = time.time()
+    # ViT is exported with transformers' eager attention (softmax in f32,
+    # cast back to f16: the model stays f16), timed in torch with its
+    # default (SDPA). TorchScript's SDPA export computes P·V in f32 and casts
+    # every later weight to f32, a graph fusec runs as written: f32 matmuls
+    # without tensor cores (bench/results/2026-12-02-h200-convnets-stem).
+    attn = getattr(model.config, "_attn_implementation", None)
+    if name.startswith("vit") and attn is not None:
+        model.config._attn_implementation = "eager"
+        row["export_attention"] = "eager"
     with torch.no_grad():
-        row["exporter"] = export(module, x.cuda(), path,
-                                 "dynamo" if name.startswith("vit") else "torchscript")
+        row["exporter"] = export(module, x.cuda(), path, "torchscript")
+    if name.startswith("vit") and attn is not None:
+        model.config._attn_implementation = attn
     row["export_s"] = time.time() - t0
     row["onnx_bytes"] = os.path.getsize(path)
     xf = os.path.join(work, f"{name}-x.npy")

@@ -421,6 +421,64 @@ void KernelEmitter::closeScope() {
   for (auto &k : scopes.back())
     memo.erase(k);
   scopes.pop_back();
+  for (Value v : coordScopes.back())
+    coordMemo.erase(v);
+  coordScopes.pop_back();
+}
+
+void KernelEmitter::rememberCoordinates(Value flat, ArrayRef<int64_t> shape,
+                                        ArrayRef<Value> coords) {
+  auto &known = coordMemo[flat];
+  if (known.size() >= 4)
+    return;
+  known.push_back({SmallVector<int64_t, 6>(shape), SmallVector<Value, 6>(coords)});
+  if (!coordScopes.empty())
+    coordScopes.back().push_back(flat);
+}
+
+SmallVector<Value> KernelEmitter::coordinates(Value flat, ArrayRef<int64_t> shape) {
+  if (auto it = coordMemo.find(flat); it != coordMemo.end()) {
+    for (auto &k : it->second)
+      if (ArrayRef<int64_t>(k.shape) == shape)
+        return SmallVector<Value>(k.coords);
+    // Through a reshape (the same flat index in another shape).
+    for (auto &k : it->second) {
+      auto c = reshapeCoordinates(e, k.coords, k.shape, shape);
+      if (!c.empty()) {
+        rememberCoordinates(flat, shape, c);
+        return c;
+      }
+    }
+  }
+  auto c = codegen::coordinates(e, flat, shape);
+  rememberCoordinates(flat, shape, c);
+  return c;
+}
+
+Value KernelEmitter::linearize(ArrayRef<Value> coords, ArrayRef<int64_t> shape) {
+  Value flat = codegen::linearize(e, coords, shape);
+  rememberCoordinates(flat, shape, coords);
+  return flat;
+}
+
+Value KernelEmitter::transposeIndex(TransposeOp op, Value index) {
+  // Result dim i is input dim perm[i].
+  auto shape = cast<RankedTensorType>(op.getType()).getShape();
+  auto src = cast<RankedTensorType>(op.getInput().getType()).getShape();
+  auto c = coordinates(index, shape);
+  SmallVector<Value> in(src.size());
+  for (auto [i, p] : llvm::enumerate(op.getPermutation()))
+    in[p] = c[i];
+  return linearize(in, src);
+}
+
+Value KernelEmitter::sliceIndex(SliceOp op, Value index) {
+  auto shape = cast<RankedTensorType>(op.getType()).getShape();
+  auto src = cast<RankedTensorType>(op.getInput().getType()).getShape();
+  auto c = coordinates(index, shape);
+  for (size_t i = 0; i < c.size(); ++i)
+    c[i] = e.add(e.i64c(op.getOffsets()[i]), e.mul(c[i], e.i64c(op.getStrides()[i])));
+  return linearize(c, src);
 }
 
 void KernelEmitter::startRuns(int64_t width, ArrayRef<Value> laneIndices) {
@@ -533,7 +591,7 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
     bool keepsLast = !perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1;
     Value src = runSource(op->getOpOperand(0), index,
                           keepsLast && runsAcross(v.getType(), t.getInput().getType()),
-                          [&](Value i) { return transposeIndex(e, t, i); });
+                          [&](Value i) { return transposeIndex(t, i); });
     return eval(t.getInput(), src, lane);
   }
   if (auto sl = dyn_cast<SliceOp>(op)) {
@@ -541,7 +599,7 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
                    sl.getOffsets().back() % runWidth == 0;
     Value src = runSource(op->getOpOperand(0), index,
                           aligned && runsAcross(v.getType(), sl.getInput().getType()),
-                          [&](Value i) { return sliceIndex(e, sl, i); });
+                          [&](Value i) { return sliceIndex(sl, i); });
     return eval(sl.getInput(), src, lane);
   }
   if (auto cc = dyn_cast<ConcatOp>(op)) {
@@ -585,7 +643,7 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
       if (SliceOp sl = shared ? sharedSlice(input) : SliceOp()) {
         SmallVector<Value> ic = c;
         ic[d] = e.umin(e.select(below, e.i64c(0), local), e.i64c(src[d] - 1));
-        Value at = sliceIndex(e, sl, linearize(ic, src));
+        Value at = sliceIndex(sl, linearize(ic, src));
         Value here = e.icmp(LLVM::ICmpPredicate::sge, local, e.i64c(0));
         sharedIndex = !sharedIndex ? at : e.select(here, at, sharedIndex);
         inShared = !inShared ? e.boolc(true) : e.select(here, e.boolc(true), inShared);

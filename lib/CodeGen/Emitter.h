@@ -192,6 +192,12 @@ llvm::SmallVector<mlir::Value> coordinates(Emitter &e, mlir::Value flat,
                                            llvm::ArrayRef<int64_t> shape);
 mlir::Value linearize(Emitter &e, llvm::ArrayRef<mlir::Value> coords,
                       llvm::ArrayRef<int64_t> shape);
+/// The coordinates in `out` of the element at `c` in `in` (a reshape), dim
+/// by dim where it splits or merges runs of dims; empty where the extents
+/// do not match.
+llvm::SmallVector<mlir::Value> reshapeCoordinates(Emitter &e, llvm::ArrayRef<mlir::Value> c,
+                                                  llvm::ArrayRef<int64_t> in,
+                                                  llvm::ArrayRef<int64_t> out);
 
 /// An output written through movement ops (a matmul's result sliced into Q,
 /// K and V, reshaped into heads and transposed head-major): the full-shape
@@ -298,13 +304,17 @@ protected:
   /// Rounds an f32 value to a narrow float type (and back), as every op
   /// with a bf16/f16 result does.
   mlir::Value roundTo(mlir::Value value, mlir::Type type);
-  /// Flat index <-> coordinates of `shape` (row-major).
-  llvm::SmallVector<mlir::Value> coordinates(mlir::Value flat, llvm::ArrayRef<int64_t> shape) {
-    return codegen::coordinates(e, flat, shape);
-  }
-  mlir::Value linearize(llvm::ArrayRef<mlir::Value> coords, llvm::ArrayRef<int64_t> shape) {
-    return codegen::linearize(e, coords, shape);
-  }
+  /// Flat index <-> coordinates of `shape` (row-major), remembered: an
+  /// index that a movement op computed from coordinates gives them back to
+  /// the next op, at no cost in the same shape and through a reshape's
+  /// splits and merges for a few divisions of single coordinates (not the
+  /// flat index's every dim). A chain of movement ops (a stem's folded
+  /// taps) then divides once, not once an op.
+  llvm::SmallVector<mlir::Value> coordinates(mlir::Value flat, llvm::ArrayRef<int64_t> shape);
+  mlir::Value linearize(llvm::ArrayRef<mlir::Value> coords, llvm::ArrayRef<int64_t> shape);
+  /// The movement ops' index maps, through the remembered coordinates.
+  mlir::Value transposeIndex(TransposeOp op, mlir::Value index);
+  mlir::Value sliceIndex(SliceOp op, mlir::Value index);
   CacheHint hintOf(unsigned argNumber) const;
   /// Whether `v`'s shape is the iteration domain.
   bool isFull(mlir::Value v) const;
@@ -343,8 +353,14 @@ protected:
   // Memo scopes: values computed inside a loop body do not dominate what
   // follows the loop.
   void remember(mlir::Value v, mlir::Value index, mlir::Value result);
-  void clearMemo() { memo.clear(); }
-  void openScope() { scopes.emplace_back(); }
+  void clearMemo() {
+    memo.clear();
+    coordMemo.clear();
+  }
+  void openScope() {
+    scopes.emplace_back();
+    coordScopes.emplace_back();
+  }
   void closeScope();
 
   KernelOp kernel;
@@ -365,6 +381,14 @@ private:
                                      mlir::Value index, int lane);
   llvm::DenseMap<std::pair<mlir::Value, mlir::Value>, mlir::Value> memo;
   std::vector<std::vector<std::pair<mlir::Value, mlir::Value>>> scopes;
+  struct KnownCoordinates {
+    llvm::SmallVector<int64_t, 6> shape;
+    llvm::SmallVector<mlir::Value, 6> coords;
+  };
+  void rememberCoordinates(mlir::Value flat, llvm::ArrayRef<int64_t> shape,
+                           llvm::ArrayRef<mlir::Value> coords);
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<KnownCoordinates, 2>> coordMemo;
+  std::vector<std::vector<mlir::Value>> coordScopes;
 };
 
 //===----------------------------------------------------------------------===//
@@ -383,8 +407,6 @@ emitScalarOp(Emitter &e, mlir::Operation *op, llvm::ArrayRef<mlir::Value> in,
 /// the flat index `index` of its result. Reshape keeps it; transpose,
 /// slice and broadcast remap coordinates. Concat and gather, which read
 /// several sources or data, are in KernelEmitter::evalOp.
-mlir::Value transposeIndex(Emitter &e, TransposeOp op, mlir::Value index);
-mlir::Value sliceIndex(Emitter &e, SliceOp op, mlir::Value index);
 mlir::Value broadcastIndex(Emitter &e, BroadcastOp op, mlir::Value index);
 
 /// The store map of `output` over `domain`, or nothing when `output` is

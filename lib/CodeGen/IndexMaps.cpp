@@ -47,8 +47,8 @@ SmallVector<Value> coordinates(Emitter &e, Value flat, ArrayRef<int64_t> shape) 
 /// dim by dim where the reshape only splits or merges runs of dims, so a
 /// coordinate the reshape leaves whole costs nothing and a split costs a
 /// division of that coordinate alone (not of the flat index).
-static SmallVector<Value> reshapeCoordinates(Emitter &e, ArrayRef<Value> c, ArrayRef<int64_t> in,
-                                             ArrayRef<int64_t> out) {
+SmallVector<Value> reshapeCoordinates(Emitter &e, ArrayRef<Value> c, ArrayRef<int64_t> in,
+                                      ArrayRef<int64_t> out) {
   SmallVector<Value> result(out.size(), Value());
   size_t i = 0, j = 0;
   while (i < in.size() || j < out.size()) {
@@ -107,26 +107,6 @@ Value linearize(Emitter &e, ArrayRef<Value> coords, ArrayRef<int64_t> shape) {
   for (size_t d = 0; d < shape.size(); ++d)
     acc = e.add(acc, e.mul(coords[d], e.i64c(strides[d])));
   return acc;
-}
-
-Value transposeIndex(Emitter &e, TransposeOp op, Value index) {
-  // Result dim i is input dim perm[i].
-  auto shape = cast<RankedTensorType>(op.getType()).getShape();
-  auto src = cast<RankedTensorType>(op.getInput().getType()).getShape();
-  auto c = coordinates(e, index, shape);
-  SmallVector<Value> in(src.size());
-  for (auto [i, p] : llvm::enumerate(op.getPermutation()))
-    in[p] = c[i];
-  return linearize(e, in, src);
-}
-
-Value sliceIndex(Emitter &e, SliceOp op, Value index) {
-  auto shape = cast<RankedTensorType>(op.getType()).getShape();
-  auto src = cast<RankedTensorType>(op.getInput().getType()).getShape();
-  auto c = coordinates(e, index, shape);
-  for (size_t i = 0; i < c.size(); ++i)
-    c[i] = e.add(e.i64c(op.getOffsets()[i]), e.mul(c[i], e.i64c(op.getStrides()[i])));
-  return linearize(e, c, src);
 }
 
 Value broadcastIndex(Emitter &e, BroadcastOp op, Value index) {

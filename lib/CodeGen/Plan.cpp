@@ -560,6 +560,10 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes)
   // faster than 128 columns; at K = 4096 128 columns stay ahead.
   if (t.m == 64 && l.k <= 3072 && l.n > 64)
     t.n = 64;
+  // At most 64 columns (a ResNet's first stage, its stem): a 128-column
+  // tile would compute as many zero columns as real ones.
+  else if (l.n <= 64)
+    t.n = 64;
   else if (t.rhs == 1 && l.n > 128) {
     int64_t best = 0;
     for (int64_t n : {256, 192, 128}) {
@@ -601,6 +605,7 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes)
 WgmmaTile chooseTcgen05Tile(const MatmulLayout &l, int64_t sms, int64_t smemBytes) {
   WgmmaTile t = chooseWgmmaTile(l, sms, smemBytes);
   t.m = 128;
+  t.n = std::max<int64_t>(t.n, 128); // tcgen05's tiles are 128 columns or more
   t.split = 1;
   t.staging = 0; // the epilogue stores each row's 16-column pieces directly
   int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024;

@@ -1324,6 +1324,14 @@ absl::Status importLayerNormalization(Importer &I) {
   } else {
     bias = I.broadcastTo(I.constant(x.dtype, 0), normShape);
   }
+  // TorchScript's fp16 export casts the residual stream to f32 before a
+  // LayerNormalization whose Scale and B stay f16 (ViT, GPT-2). ONNX's
+  // type rule wants one T; the normalization runs in X's type, so the
+  // parameters are cast to it (exact from f16/bf16 to f32).
+  if (isFloat(x.dtype) && isFloat(scale.dtype) && scale.dtype != x.dtype)
+    scale = I.cast(scale, x.dtype);
+  if (isFloat(x.dtype) && isFloat(bias.dtype) && bias.dtype != x.dtype)
+    bias = I.cast(bias, x.dtype);
   if (!isFloat(x.dtype) || scale.dtype != x.dtype || bias.dtype != x.dtype)
     return I.unsupported(absl::StrCat("LayerNormalization needs one float type; X is ",
                                       dtypeName(x.dtype), ", Scale ", dtypeName(scale.dtype),

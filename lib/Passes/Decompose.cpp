@@ -13,10 +13,12 @@
 #include "FoldMovement.h"
 #include "fusec/Passes/Passes.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 #include <cstring>
@@ -613,48 +615,108 @@ bool channelsFirst(ArrayRef<int64_t> perm) {
   return true;
 }
 
+/// A dense constant `v` (a reshape of one counts) relaid into `type` at
+/// compile time: result element `o` is `v`'s element at the flat index
+/// `source(o's coordinates)`, or zero where that is -1. Null where `v` is
+/// not a dense, byte-sized constant, or is a splat.
+Value mappedConstant(PatternRewriter &b, Location loc, Value v, RankedTensorType type,
+                     llvm::function_ref<int64_t(ArrayRef<int64_t>)> source) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (auto r = v.getDefiningOp<ReshapeOp>())
+    c = r.getInput().getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+  auto in = cast<RankedTensorType>(v.getType());
+  if (!dense || dense.isSplat() || !in.getElementType().isIntOrFloat() ||
+      in.getElementType().getIntOrFloatBitWidth() % 8 ||
+      dense.getNumElements() != in.getNumElements())
+    return Value();
+  int64_t bytes = in.getElementType().getIntOrFloatBitWidth() / 8, rank = type.getRank();
+  ArrayRef<char> raw = dense.getRawData();
+  std::vector<char> out(static_cast<size_t>(type.getNumElements() * bytes), 0);
+  SmallVector<int64_t> at(rank, 0);
+  for (int64_t o = 0, n = type.getNumElements(); o < n; ++o) {
+    int64_t rem = o;
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      at[i] = rem % type.getDimSize(i);
+      rem /= type.getDimSize(i);
+    }
+    if (int64_t src = source(at); src >= 0)
+      std::memcpy(&out[o * bytes], &raw[src * bytes], bytes);
+  }
+  return ConstantOp::create(b, loc, type,
+                            DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(out)));
+}
+
 /// A constant `v` (a filter's weights) permuted by `perm` (result dim i is
 /// dim perm[i]) and grown with zeros at the end of each result dim to
 /// `type`'s extents, computed at compile time: null where `v` is not a
 /// dense constant.
 Value relaidConstant(PatternRewriter &b, Location loc, Value v, ArrayRef<int64_t> perm,
                      RankedTensorType type) {
-  // Through a reshape (row-major: the same data).
   auto c = v.getDefiningOp<ConstantOp>();
   if (auto r = v.getDefiningOp<ReshapeOp>())
     c = r.getInput().getDefiningOp<ConstantOp>();
   auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
   auto in = cast<RankedTensorType>(v.getType());
-  if (!dense || !in.getElementType().isIntOrFloat() ||
-      in.getElementType().getIntOrFloatBitWidth() % 8)
-    return Value();
-  int64_t bytes = in.getElementType().getIntOrFloatBitWidth() / 8, rank = in.getRank();
-  if (dense.isSplat() && !llvm::any_of(llvm::seq<int64_t>(0, rank), [&](int64_t i) {
-        return type.getDimSize(i) != in.getDimSize(perm[i]);
-      }))
+  int64_t rank = in.getRank();
+  if (dense && dense.isSplat() && in.getElementType().isIntOrFloat() &&
+      !llvm::any_of(llvm::seq<int64_t>(0, rank),
+                    [&](int64_t i) { return type.getDimSize(i) != in.getDimSize(perm[i]); }))
     return ConstantOp::create(b, loc, type, dense.resizeSplat(type));
-  if (dense.isSplat() || dense.getNumElements() != in.getNumElements())
-    return Value(); // zeros beside a splat: rare, left to a kernel
-  ArrayRef<char> raw = dense.getRawData();
   SmallVector<int64_t> inStrides(rank, 1);
   for (int64_t d = rank - 2; d >= 0; --d)
     inStrides[d] = inStrides[d + 1] * in.getDimSize(d + 1);
-  std::vector<char> out(static_cast<size_t>(type.getNumElements() * bytes), 0);
-  SmallVector<int64_t> at(rank, 0);
-  for (int64_t o = 0, n = type.getNumElements(); o < n; ++o) {
-    int64_t rem = o, src = 0;
-    bool inside = true;
-    for (int64_t i = rank - 1; i >= 0; --i) {
-      int64_t x = rem % type.getDimSize(i);
-      rem /= type.getDimSize(i);
-      inside &= x < in.getDimSize(perm[i]);
-      src += x * inStrides[perm[i]];
+  return mappedConstant(b, loc, v, type, [&](ArrayRef<int64_t> at) -> int64_t {
+    int64_t src = 0;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (at[i] >= in.getDimSize(perm[i]))
+        return -1;
+      src += at[i] * inStrides[perm[i]];
     }
-    if (inside)
-      std::memcpy(&out[o * bytes], &raw[src * bytes], bytes);
+    return src;
+  });
+}
+
+/// The movement ops (transposes, reshapes, slices, concats, splat
+/// constants) that compute `v` from one function argument `root` (a
+/// network's input, as an RGB stem's taps folded into its channels read
+/// it), each used only inside the chain and its last by `user` alone, in
+/// program order; empty where `v` is not such a chain. Built into the
+/// kernel that reads `v`, the chain costs no kernel and no tensor of its
+/// own. (An activation's chain is left alone: its channels-first transpose
+/// must stay outside, where the next convolution's cancels it.)
+SmallVector<Operation *> argumentChain(Value v, Operation *user, Value &root) {
+  llvm::SetVector<Operation *> seen;
+  SmallVector<Value> work{v};
+  root = Value();
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    Operation *def = x.getDefiningOp();
+    if (auto c = dyn_cast_or_null<ConstantOp>(def)) {
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (!dense || !dense.isSplat())
+        return {};
+      seen.insert(def);
+      continue;
+    }
+    if (def && isa<TransposeOp, ReshapeOp, SliceOp, ConcatOp>(def)) {
+      if (seen.insert(def))
+        work.append(def->operand_begin(), def->operand_end());
+      continue;
+    }
+    if (!isa<BlockArgument>(x) || (root && root != x))
+      return {};
+    root = x;
   }
-  return ConstantOp::create(b, loc, type,
-                            DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(out)));
+  if (!root || seen.size() > 64)
+    return {};
+  for (Operation *op : seen)
+    for (Operation *u : op->getUsers())
+      if (u != user && !seen.contains(u) && !isa<ConstantOp>(op))
+        return {};
+  SmallVector<Operation *> chain = seen.takeVector();
+  llvm::sort(chain, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return chain;
 }
 
 /// A splat constant of `type`.
@@ -703,6 +765,25 @@ Value buildKernel(PatternRewriter &b, Location loc, StringRef name, ValueRange i
   Value r = body(args);
   YieldOp::create(b, loc, ValueRange{r});
   return kernel.getResult(0);
+}
+
+/// buildKernel over one value `v` that `user` reads, `body` building the
+/// result from it; where `v` is a function argument's movement chain
+/// (argumentChain: a filter a stem's folding relaid), the kernel reads the
+/// argument and the chain is built into it.
+Value buildKernelOverChain(PatternRewriter &b, Location loc, StringRef name, Value v,
+                           Operation *user, Type type, llvm::function_ref<Value(Value)> body) {
+  Value root;
+  SmallVector<Operation *> chain = argumentChain(v, user, root);
+  return buildKernel(b, loc, name, {chain.empty() ? v : root}, type, [&](ArrayRef<Value> args) {
+    if (chain.empty())
+      return body(args[0]);
+    IRMapping map;
+    map.map(root, args[0]);
+    for (Operation *o : chain)
+      b.clone(*o, map);
+    return body(map.lookup(v));
+  });
 }
 
 /// The taps of a window, each its offset per spatial dim.
@@ -809,7 +890,8 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     // A 1x1 convolution is a matmul on the channels-last input as it is;
     // every other one in 16-bit floats an implicit GEMM.
     Type elem = in.getElementType();
-    if (!pointwise && (elem.isF16() || elem.isBF16()) && succeeded(foldTapsIntoChannels(op, b, w)))
+    if (!pointwise && (elem.isF16() || elem.isBF16()) &&
+        (succeeded(spaceToDepth(op, b, w)) || succeeded(foldTapsIntoChannels(op, b, w))))
       return success();
     if (!pointwise && (elem.isF16() || elem.isBF16()) &&
         succeeded(implicitGemm(op, b, w, outDims)))
@@ -870,6 +952,119 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
       toFirst.push_back(d);
     Value y = ReshapeOp::create(b, loc, RankedTensorType::get(nhwk, rt), mm);
     b.replaceOpWithNewOp<TransposeOp>(op, outType, y, toFirst);
+    return success();
+  }
+
+  /// Few channels and a stride (an RGB stem's 7x7 of stride 2): space to
+  /// depth. The padded input's stride phases move into the channels,
+  /// x'[n, (p_1...p_S) C + c, q...] = x_pad[n, c, ..., q_i s_i + p_i, ...],
+  /// and the filter, padded with zero taps to k'_i s_i (k'_i = ceil(k_i /
+  /// s_i)), the same way: f'[k, (p...) C + c, j'...] = f[k, c, ..., j'_i s_i
+  /// + p_i, ...]. The new convolution has stride 1, no padding and k'_i
+  /// taps: output o's tap j' of phase p reads x_pad[o s + j' s + p], the
+  /// original tap j' s + p. A 7x7 stride-2 stem of 3 channels becomes a 4x4
+  /// one of 12, whose taps along W then fold into 48 channels
+  /// (foldTapsIntoChannels): 4 k-blocks (K = 256), not 7, over a padded
+  /// input half the size. Only where the phases' channels fit one k-block
+  /// (C Πs <= 64) and every strided dim is undilated.
+  LogicalResult spaceToDepth(ConvOp op, PatternRewriter &b, const Window &w) const {
+    RankedTensorType in = op.getInput().getType(), filter = op.getFilter().getType(),
+                     outType = op.getType();
+    int64_t rank = in.getRank(), sp = rank - 2, n = in.getDimSize(0), c = in.getDimSize(1);
+    int64_t kf = filter.getDimSize(0), phases = 1;
+    for (int64_t i = 0; i < sp; ++i) {
+      if (w.strides[i] > 1 && w.dilations[i] != 1)
+        return failure();
+      phases *= w.strides[i];
+    }
+    if (phases == 1 || c % 64 == 0 || c * phases > 64)
+      return failure();
+    Location loc = op.getLoc();
+    Type et = in.getElementType();
+    SmallVector<int64_t> kp(sp), q(sp);
+    Value x = op.getInput();
+    for (int64_t i = 0; i < sp; ++i) {
+      int64_t s = w.strides[i], span = (w.kernel[i] - 1) * w.dilations[i] + 1;
+      kp[i] = s == 1 ? span : (span + s - 1) / s;
+      q[i] = outType.getDimSize(i + 2) + kp[i] - 1;
+      // The padded extent Q_i s_i: pad, or trim what no output reads.
+      auto type = cast<RankedTensorType>(x.getType());
+      int64_t extent = in.getDimSize(i + 2), high = q[i] * s - w.padLow[i] - extent;
+      if (high < 0) {
+        SmallVector<int64_t> off(rank, 0), str(rank, 1), shape(type.getShape());
+        shape[i + 2] = extent + high;
+        x = SliceOp::create(b, loc, type.clone(shape), x, off, str);
+        high = 0;
+      }
+      x = padDim(b, loc, x, i + 2, w.padLow[i], high, 0.0);
+    }
+    // [N, C, Q_1 s_1, ...] -> [N, C, Q_1, s_1, ...] -> [N, s..., C, Q...]
+    // -> [N, Πs C, Q...].
+    SmallVector<int64_t> split = {n, c}, perm = {0}, moved, shape2 = {n, phases * c};
+    for (int64_t i = 0; i < sp; ++i) {
+      split.push_back(q[i]);
+      split.push_back(w.strides[i]);
+      perm.push_back(3 + 2 * i);
+      shape2.push_back(q[i]);
+    }
+    perm.push_back(1);
+    for (int64_t i = 0; i < sp; ++i)
+      perm.push_back(2 + 2 * i);
+    for (int64_t d : perm)
+      moved.push_back(split[d]);
+    x = ReshapeOp::create(b, loc, RankedTensorType::get(split, et), x);
+    x = TransposeOp::create(b, loc, RankedTensorType::get(moved, et), x, perm);
+    x = ReshapeOp::create(b, loc, RankedTensorType::get(shape2, et), x);
+    // The filter the same way (dilations 1 where strided; a stride-1 dim
+    // keeps its taps, dilation included, as its own).
+    SmallVector<int64_t> fshape = {kf, phases * c};
+    fshape.append(kp.begin(), kp.end());
+    auto ftype = RankedTensorType::get(fshape, filter.getElementType());
+    Value f = mappedConstant(b, loc, op.getFilter(), ftype, [&](ArrayRef<int64_t> at) -> int64_t {
+      int64_t ch = at[1] % c, phase = at[1] / c, src = at[0] * c + ch;
+      SmallVector<int64_t> p(sp);
+      for (int64_t i = sp - 1; i >= 0; --i) {
+        p[i] = phase % w.strides[i];
+        phase /= w.strides[i];
+      }
+      for (int64_t i = 0; i < sp; ++i) {
+        int64_t tap = at[2 + i] * w.strides[i] + p[i];
+        if (w.strides[i] == 1) {
+          if (tap % w.dilations[i])
+            return -1;
+          tap /= w.dilations[i];
+        }
+        if (tap >= w.kernel[i])
+          return -1;
+        src = src * w.kernel[i] + tap;
+      }
+      return src;
+    });
+    if (!f) {
+      bool dilated = false;
+      for (int64_t i = 0; i < sp; ++i)
+        dilated |= w.strides[i] == 1 && w.dilations[i] != 1;
+      if (dilated)
+        return failure(); // a computed filter: only undilated windows
+      Value g = op.getFilter();
+      for (int64_t i = 0; i < sp; ++i)
+        g = padDim(b, loc, g, i + 2, 0, kp[i] * w.strides[i] - w.kernel[i], 0.0);
+      SmallVector<int64_t> fsplit = {kf, c}, fmoved;
+      for (int64_t i = 0; i < sp; ++i) {
+        fsplit.push_back(kp[i]);
+        fsplit.push_back(w.strides[i]);
+      }
+      for (int64_t d : perm)
+        fmoved.push_back(fsplit[d]);
+      Type ft = filter.getElementType();
+      g = ReshapeOp::create(b, loc, RankedTensorType::get(fsplit, ft), g);
+      g = TransposeOp::create(b, loc, RankedTensorType::get(fmoved, ft), g, perm);
+      f = ReshapeOp::create(b, loc, ftype, g);
+    }
+    SmallVector<int64_t> ones(sp, 1), zeros(sp, 0);
+    b.replaceOpWithNewOp<ConvOp>(op, outType, x, f, b.getDenseI64ArrayAttr(ones),
+                                 b.getDenseI64ArrayAttr(ones), b.getDenseI64ArrayAttr(zeros),
+                                 b.getDenseI64ArrayAttr(zeros), b.getI64IntegerAttr(1), nullptr);
     return success();
   }
 
@@ -995,10 +1190,25 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     for (int64_t d = 2; d < rank; ++d)
       nhwc.push_back(in.getDimSize(d));
     nhwc.push_back(c0);
-    Value xt = TransposeOp::create(b, loc, in.clone(nhwc), op.getInput(), toLast);
+    // A network input's movement chain (a stem's folded taps) is built
+    // into conv_pad; else the channels-last transpose stays outside, where
+    // it cancels the producer's channels-first one.
+    Value root;
+    SmallVector<Operation *> chain = argumentChain(op.getInput(), op, root);
+    Value source = chain.empty()
+                       ? Value(TransposeOp::create(b, loc, in.clone(nhwc), op.getInput(), toLast))
+                       : root;
     auto padType = RankedTensorType::get({np, rows, c}, et);
-    Value padded = buildKernel(b, loc, "conv_pad", {xt}, padType, [&](ArrayRef<Value> args) {
-      Value x = padDim(b, loc, args[0], sp + 1, 0, c - c0, 0.0);
+    Value padded = buildKernel(b, loc, "conv_pad", {source}, padType, [&](ArrayRef<Value> args) {
+      Value x = args[0];
+      if (!chain.empty()) {
+        IRMapping map;
+        map.map(root, args[0]);
+        for (Operation *o : chain)
+          b.clone(*o, map);
+        x = TransposeOp::create(b, loc, in.clone(nhwc), map.lookup(op.getInput()), toLast);
+      }
+      x = padDim(b, loc, x, sp + 1, 0, c - c0, 0.0);
       // Grow (or trim) each spatial dim to Q_i s_i padded positions.
       for (int64_t i = 0; i < sp; ++i) {
         auto type = cast<RankedTensorType>(x.getType());
@@ -1075,9 +1285,9 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     if (f)
       f = ReshapeOp::create(b, loc, RankedTensorType::get({k, t * c}, et), f);
     else
-      f = buildKernel(b, loc, "filter_im2col", {op.getFilter()},
-                      RankedTensorType::get({k, t * c}, et), [&](ArrayRef<Value> args) {
-        Value f = TransposeOp::create(b, loc, filter.clone(fshape), args[0], fperm);
+      f = buildKernelOverChain(b, loc, "filter_im2col", op.getFilter(), op,
+                               RankedTensorType::get({k, t * c}, et), [&](Value arg) {
+        Value f = TransposeOp::create(b, loc, filter.clone(fshape), arg, fperm);
         f = padDim(b, loc, f, sp + 1, 0, c - c0, 0.0);
         return Value(ReshapeOp::create(b, loc, RankedTensorType::get({k, t * c}, et), f));
       });

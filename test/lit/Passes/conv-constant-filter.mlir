@@ -1,11 +1,14 @@
 // A convolution whose weights are a constant (an imported model's): the
 // filter's relayout for the implicit GEMM ([K, C, kh, kw] -> [K, taps, C],
 // channels padded with zeros to the 64 of a k-block) is computed at compile
-// time, so no filter_im2col kernel runs. Three channels: the taps along the
-// last dim move into the channels first (x' has 3 * 3 of them, the filter
-// becomes [8, 9, 3, 1] and then [8, 3 taps, 1, 64]), through a
-// reshape of the relaid constant. Strided and padded; the fused graph
-// still computes the same values.
+// time, so no filter_im2col kernel runs. Three channels and stride 2: the
+// stride phases move into the channels first (space to depth: a 2x2
+// convolution of 12 channels, the filter [8, 12, 2, 2]), then the taps
+// along the last dim (24 channels, the filter [8, 24, 2, 1] and then
+// [8, 2 taps, 1, 64]), each step a constant relaid at compile time. The
+// input's padding, phases and folded taps are built into conv_pad, which
+// reads the argument itself. Strided and padded; the fused graph still
+// computes the same values.
 // RUN: fusec-opt %s --fusec-fuse | FileCheck %s
 // RUN: fusec-run --verify-pipeline="fusec-fuse" %s --function=cst | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-fuse" %s --function=cst1 | FileCheck %s --check-prefix=SAME
@@ -13,9 +16,10 @@
 
 // CHECK-LABEL: func.func @cst
 // CHECK-NOT: filter_im2col
-// CHECK: fusec.kernel "conv_pad"
+// CHECK-NOT: fusec.kernel
+// CHECK: fusec.kernel "conv_pad"(%arg0)
 // CHECK-NOT: filter_im2col
-// CHECK: fusec.constant dense<"0x{{[0-9A-F]+}}"> : tensor<8x3x1x64xf16>
+// CHECK: fusec.constant dense<"0x{{[0-9A-F]+}}"> : tensor<8x2x1x64xf16>
 // CHECK-NOT: filter_im2col
 // CHECK: _matmul"
 func.func @cst(%x: tensor<1x3x9x9xf16>) -> tensor<1x8x5x5xf16> {

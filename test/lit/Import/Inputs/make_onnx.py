@@ -8,6 +8,8 @@ a protobuf writer of its own (no onnx package needed):
   truncated.onnx     add_relu.onnx cut in the middle
   garbage.onnx       bytes that are not a protobuf
   layer_norm.onnx    LayerNormalization over the last dim, opset 17
+  layer_norm_mixed.onnx  f32 X with f16 Scale and B, as TorchScript's fp16
+                     export writes them (cast to X's type at import)
   attention.onnx     Softmax(MatMul(q, Transpose(k)) * 0.25) @ v, as exports
                      write attention
 """
@@ -109,6 +111,10 @@ def main():
     w("layer_norm.onnx", model([node("LayerNormalization", ["x", "g", "b"], ["y"], "ln0")],
                                [tensor("g", FLOAT, [8], [1.0] * 8), tensor("b", FLOAT, [8], [0.5] * 8)],
                                [("x", FLOAT, [4, 8])], [("y", FLOAT, [4, 8])], opset=17))
+    w("layer_norm_mixed.onnx",
+      model([node("LayerNormalization", ["x", "g", "b"], ["y"], "ln0")],
+            [tensor("g", FLOAT16, [8], [1.0] * 8), tensor("b", FLOAT16, [8], [0.5] * 8)],
+            [("x", FLOAT, [4, 8])], [("y", FLOAT, [4, 8])], opset=17))
     shape = [1, 2, 8, 16]
     w("attention.onnx", model([node("Transpose", ["k"], ["kt"], "kt", attr_ints("perm", [0, 1, 3, 2])),
                                node("MatMul", ["q", "kt"], ["s"], "qk"),
