@@ -1761,6 +1761,21 @@ private:
       return failure();
     SmallVector<Operation *> chain;
     Value p = pv.getLhs();
+    // A round trip through a wider float and back (transformers' eager
+    // attention: softmax in f32, then .to(f16), as a TorchScript export
+    // writes it): the identity, exactly.
+    if (auto narrow = p.getDefiningOp<CastOp>(); narrow && p.hasOneUse())
+      if (auto wide = narrow.getInput().getDefiningOp<CastOp>();
+          wide && narrow.getInput().hasOneUse() &&
+          wide.getInput().getType() == p.getType()) {
+        auto from = dyn_cast<FloatType>(getElementTypeOrSelf(p.getType()));
+        auto mid = dyn_cast<FloatType>(getElementTypeOrSelf(wide.getType()));
+        if (from && mid && mid.getWidth() > from.getWidth() &&
+            APFloat::isRepresentableAsNormalIn(from.getFloatSemantics(), mid.getFloatSemantics())) {
+          chain.append({narrow, wide});
+          p = wide.getInput();
+        }
+      }
     // PyTorch's guard on rows that see no key: select(p != p, 0, p). The
     // intrinsic writes zeros for such rows, as the guard does.
     if (auto sel = p.getDefiningOp<SelectOp>(); sel && p.hasOneUse()) {
@@ -1866,7 +1881,11 @@ private:
       for (int side = 0; side < 2; ++side) {
         Value mask = add->getOperand(side), other = add->getOperand(1 - side);
         bool matched = false;
-        if (isCausalConstant(mask, sq, skv, isZero, isMasked))
+        // A mask of zeros (an encoder's "no mask", folded by the export):
+        // softmax(s + 0) = softmax(s).
+        if (auto z = splatValue(mask); z && *z == 0.0 && mask.getType() == s.getType())
+          matched = true;
+        else if (isCausalConstant(mask, sq, skv, isZero, isMasked))
           matched = causal = true;
         else
           matched = selectMask(mask);
@@ -1922,9 +1941,25 @@ private:
     operandScale(q);
     operandScale(k);
     if (!qk.getTransposeRhs()) {
-      if (auto t = k.getDefiningOp<TransposeOp>();
-          t && llvm::equal(t.getPermutation(), ArrayRef<int64_t>{0, 1, 3, 2})) {
-        k = t.getInput();
+      if (auto t = k.getDefiningOp<TransposeOp>()) {
+        // Kᵀ = transpose(x, perm): K is transpose(x, perm with its last two
+        // entries swapped), x itself where that is the identity ([0, 1, 3,
+        // 2]), else a transpose of its own (K as [B, S, H, D] read through
+        // [0, 2, 3, 1], as a TorchScript export writes ViT's).
+        ArrayRef<int64_t> perm = t.getPermutation();
+        SmallVector<int64_t> kperm = {perm[0], perm[1], perm[3], perm[2]};
+        if (llvm::equal(kperm, llvm::seq<int64_t>(0, 4))) {
+          k = t.getInput();
+        } else {
+          auto kt = cast<RankedTensorType>(k.getType());
+          OpBuilder b(pv);
+          auto keys = TransposeOp::create(
+              b, pv.getLoc(),
+              kt.clone({kt.getDimSize(0), kt.getDimSize(1), kt.getDimSize(3), kt.getDimSize(2)}),
+              t.getInput(), kperm);
+          created.push_back(keys);
+          k = keys;
+        }
       } else if (auto out = k.getDefiningOp<ReshapeOp>()) {
         // kᵀ as exported: reshape(transpose(reshape(K, [B·H, S, D]), (0, 2, 1))).
         auto t3 = out.getInput().getDefiningOp<TransposeOp>();

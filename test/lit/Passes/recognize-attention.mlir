@@ -4,6 +4,7 @@
 // RUN: fusec-run %s --function=causal_additive --verify-pipeline=fusec-recognize-attention | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run %s --function=causal_select --verify-pipeline=fusec-recognize-attention | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run %s --function=exported --verify-pipeline=fusec-recognize-attention | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run %s --function=vit_eager --verify-pipeline=fusec-recognize-attention | FileCheck %s --check-prefix=SAME
 // SAME: PASS: fusec-recognize-attention keeps the graph's meaning
 // The pipeline forms attention before decomposing softmax, only where the
 // attention intrinsic runs it (bf16/f16, head dim 64, 128 or 256): the f32
@@ -172,4 +173,31 @@ func.func @encoder_padding(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %
   %p = fusec.softmax %u dim 3 : tensor<2x4x8x8xf32>
   %o = fusec.matmul %p, %v : (tensor<2x4x8x8xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
   return %o : tensor<2x4x8x16xf32>
+}
+
+// ViT as TorchScript exports transformers' eager attention in f16: Q, K
+// and V in [B, S, H, D] (K read as Kᵀ through one [0, 2, 3, 1] transpose),
+// a mask of zeros (no mask), and softmax's result cast to f32 and back (an
+// exact round trip). K becomes a [0, 2, 1, 3] transpose of its own.
+// CHECK-LABEL: func.func @vit_eager
+// CHECK: %[[K:.*]] = fusec.transpose %arg1 perm [0, 2, 1, 3] : tensor<2x5x2x64xf16> -> tensor<2x2x5x64xf16>
+// CHECK: fusec.attention %{{.*}}, %[[K]], %{{.*}} {scale = 1.250000e-01 : f64}
+// CHECK-NOT: fusec.softmax
+// CHECK-NOT: fusec.cast
+// CHECK: return
+func.func @vit_eager(%q: tensor<2x5x2x64xf16>, %k: tensor<2x5x2x64xf16>, %v: tensor<2x5x2x64xf16>) -> tensor<2x2x5x64xf16> {
+  %qh = fusec.transpose %q perm [0, 2, 1, 3] : tensor<2x5x2x64xf16> -> tensor<2x2x5x64xf16>
+  %kt = fusec.transpose %k perm [0, 2, 3, 1] : tensor<2x5x2x64xf16> -> tensor<2x2x64x5xf16>
+  %vh = fusec.transpose %v perm [0, 2, 1, 3] : tensor<2x5x2x64xf16> -> tensor<2x2x5x64xf16>
+  %s = fusec.matmul %qh, %kt : (tensor<2x2x5x64xf16>, tensor<2x2x64x5xf16>) -> tensor<2x2x5x5xf16>
+  %c = fusec.constant dense<1.250000e-01> : tensor<2x2x5x5xf16>
+  %t = fusec.mul %s, %c : tensor<2x2x5x5xf16>
+  %z = fusec.constant dense<0.000000e+00> : tensor<2x1x5x5xf16>
+  %zb = fusec.broadcast %z dims [0, 1, 2, 3] : tensor<2x1x5x5xf16> -> tensor<2x2x5x5xf16>
+  %m = fusec.add %t, %zb : tensor<2x2x5x5xf16>
+  %p = fusec.softmax %m dim 3 : tensor<2x2x5x5xf16>
+  %p32 = fusec.cast %p : tensor<2x2x5x5xf16> to tensor<2x2x5x5xf32>
+  %p16 = fusec.cast %p32 : tensor<2x2x5x5xf32> to tensor<2x2x5x5xf16>
+  %o = fusec.matmul %p16, %vh : (tensor<2x2x5x5xf16>, tensor<2x2x5x64xf16>) -> tensor<2x2x5x64xf16>
+  return %o : tensor<2x2x5x64xf16>
 }
