@@ -689,6 +689,29 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
     bool rowOfTable = axis + 1 < static_cast<int64_t>(table.size()) &&
                       runsAcross(v.getType(), ga.getTable().getType());
     absl::Status status = absl::OkStatus();
+    auto clamped = [&](Value id) {
+      Value id64 = elemTypes(ga.getIndices().getType())->bytes == 8 ? id : e.sext(e.i64, id);
+      Value neg = e.icmp(LLVM::ICmpPredicate::slt, id64, e.i64c(0));
+      id64 = e.select(neg, e.add(id64, e.i64c(table[axis])), id64);
+      return e.smin(e.smax(id64, e.i64c(0)), e.i64c(table[axis] - 1));
+    };
+    // The table's axis its last and the indices' last dim the result's (a
+    // table of positions, as a traced movement chain's): a run's lanes read
+    // consecutive indices (one vector load) and share lane 0's coordinates.
+    bool idsInRun = axis + 1 == static_cast<int64_t>(table.size()) && !ids.empty() &&
+                    runsAcross(v.getType(), ga.getIndices().getType());
+    if (auto run = idsInRun ? runOf(index) : std::nullopt) {
+      auto c = coordinates(run->base, shape);
+      Value at = runSource(ga.getIndicesMutable(), index, true, [&](Value) {
+        return linearize(SmallVector<Value>(c.begin() + axis, c.end()), ids);
+      });
+      auto id = eval(ga.getIndices(), at, lane);
+      if (!id.ok())
+        return id;
+      SmallVector<Value> tc(c.begin(), c.begin() + axis);
+      tc.push_back(clamped(*id));
+      return eval(ga.getTable(), linearize(tc, table), lane);
+    }
     Value src = runSource(ga.getTableMutable(), index, rowOfTable, [&](Value i) -> Value {
       auto c = coordinates(i, shape);
       SmallVector<Value> idc(c.begin() + axis, c.begin() + axis + ids.size());
@@ -697,12 +720,8 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
         status = id.status();
         return i;
       }
-      Value id64 = elemTypes(ga.getIndices().getType())->bytes == 8 ? *id : e.sext(e.i64, *id);
-      Value neg = e.icmp(LLVM::ICmpPredicate::slt, id64, e.i64c(0));
-      id64 = e.select(neg, e.add(id64, e.i64c(table[axis])), id64);
-      id64 = e.smin(e.smax(id64, e.i64c(0)), e.i64c(table[axis] - 1));
       SmallVector<Value> tc(c.begin(), c.begin() + axis);
-      tc.push_back(id64);
+      tc.push_back(clamped(*id));
       tc.append(c.begin() + axis + ids.size(), c.end());
       return linearize(tc, table);
     });

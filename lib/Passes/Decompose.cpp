@@ -19,9 +19,11 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -719,6 +721,95 @@ SmallVector<Operation *> argumentChain(Value v, Operation *user, Value &root) {
   return chain;
 }
 
+/// Whether every op of `chain` (argumentChain's) works image by image on
+/// a batch of `n` along dim 0 (dim 0 kept first and whole), so that image
+/// b of its result reads image b of its root alone, the same way.
+bool perImage(ArrayRef<Operation *> chain, int64_t n) {
+  auto lead = [&](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.getRank() > 0 && t.getDimSize(0) == n;
+  };
+  return llvm::all_of(chain, [&](Operation *op) {
+    if (auto t = dyn_cast<TransposeOp>(op))
+      return t.getPermutation()[0] == 0;
+    if (auto r = dyn_cast<ReshapeOp>(op))
+      return lead(r.getInput()) && lead(r.getResult());
+    if (auto s = dyn_cast<SliceOp>(op))
+      return s.getOffsets()[0] == 0 && s.getStrides()[0] == 1 && lead(s.getInput()) &&
+             lead(s.getResult());
+    if (auto c = dyn_cast<ConcatOp>(op))
+      return c.getDim() != 0;
+    return isa<ConstantOp>(op);
+  });
+}
+
+/// Element `flat` of `v`, a movement chain over `root` (reshapes,
+/// transposes, slices, concats and zero splats): the flat index into
+/// `root` of the element it copies, -1 where it is a zero, nullopt where
+/// the chain holds anything else. A compile-time walk of the chain's index
+/// maps, as the code generator's are at run time.
+std::optional<int64_t> tracedSource(Value v, int64_t flat, Value root) {
+  SmallVector<int64_t, 8> c;
+  auto split = [&](ArrayRef<int64_t> shape) {
+    c.resize(shape.size());
+    for (int64_t i = static_cast<int64_t>(shape.size()) - 1; i >= 0; --i) {
+      c[i] = flat % shape[i];
+      flat /= shape[i];
+    }
+  };
+  auto join = [&](ArrayRef<int64_t> shape) {
+    flat = 0;
+    for (size_t i = 0; i < shape.size(); ++i)
+      flat = flat * shape[i] + c[i];
+  };
+  while (v != root) {
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      return std::nullopt;
+    if (auto r = dyn_cast<ReshapeOp>(op)) { // row-major: the same flat index
+      v = r.getInput();
+      continue;
+    }
+    if (auto k = dyn_cast<ConstantOp>(op)) {
+      auto dense = dyn_cast<DenseElementsAttr>(k.getValue());
+      if (!dense || !dense.isSplat())
+        return std::nullopt;
+      Attribute a = dense.getSplatValue<Attribute>();
+      auto f = dyn_cast<FloatAttr>(a);
+      auto i = dyn_cast<IntegerAttr>(a);
+      if ((f && f.getValue().isZero()) || (i && i.getValue().isZero()))
+        return -1;
+      return std::nullopt;
+    }
+    split(cast<RankedTensorType>(v.getType()).getShape());
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      SmallVector<int64_t, 8> in(c.size());
+      for (auto [i, p] : llvm::enumerate(t.getPermutation()))
+        in[p] = c[i];
+      c = in;
+      v = t.getInput();
+    } else if (auto s = dyn_cast<SliceOp>(op)) {
+      for (size_t i = 0; i < c.size(); ++i)
+        c[i] = s.getOffsets()[i] + c[i] * s.getStrides()[i];
+      v = s.getInput();
+    } else if (auto cc = dyn_cast<ConcatOp>(op)) {
+      int64_t d = cc.getDim();
+      for (Value in : cc.getInputs()) {
+        int64_t extent = cast<RankedTensorType>(in.getType()).getDimSize(d);
+        if (c[d] < extent) {
+          v = in;
+          break;
+        }
+        c[d] -= extent;
+      }
+    } else {
+      return std::nullopt;
+    }
+    join(cast<RankedTensorType>(v.getType()).getShape());
+  }
+  return flat;
+}
+
 /// A splat constant of `type`.
 Value splatOf(PatternRewriter &b, Location loc, RankedTensorType type, double value) {
   auto attr = DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), value));
@@ -1195,21 +1286,10 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     // it cancels the producer's channels-first one.
     Value root;
     SmallVector<Operation *> chain = argumentChain(op.getInput(), op, root);
-    Value source = chain.empty()
-                       ? Value(TransposeOp::create(b, loc, in.clone(nhwc), op.getInput(), toLast))
-                       : root;
-    auto padType = RankedTensorType::get({np, rows, c}, et);
-    Value padded = buildKernel(b, loc, "conv_pad", {source}, padType, [&](ArrayRef<Value> args) {
-      Value x = args[0];
-      if (!chain.empty()) {
-        IRMapping map;
-        map.map(root, args[0]);
-        for (Operation *o : chain)
-          b.clone(*o, map);
-        x = TransposeOp::create(b, loc, in.clone(nhwc), map.lookup(op.getInput()), toLast);
-      }
+    // Channels-last [N, s..., C0] -> channels padded to C, each spatial dim
+    // grown (or trimmed) to Q_i s_i padded positions.
+    auto grow = [&](Value x) {
       x = padDim(b, loc, x, sp + 1, 0, c - c0, 0.0);
-      // Grow (or trim) each spatial dim to Q_i s_i padded positions.
       for (int64_t i = 0; i < sp; ++i) {
         auto type = cast<RankedTensorType>(x.getType());
         int64_t extent = in.getDimSize(i + 2);
@@ -1221,6 +1301,75 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
           high = 0;
         }
         x = padDim(b, loc, x, i + 1, w.padLow[i], high, 0.0);
+      }
+      return x;
+    };
+    // Where the chain works image by image, it is traced at compile time
+    // into a table of the input element each position of an image's grown
+    // tensor copies (-1: a zero), and conv_pad is a gather through it: one
+    // index load per element, not the chain's index maps (a stem's folded
+    // taps take ~125 instructions an element through them, ALU-bound).
+    Value table;
+    RankedTensorType grownType;
+    auto rootType = root ? cast<RankedTensorType>(root.getType()) : RankedTensorType();
+    int64_t image = rootType ? rootType.getNumElements() / n : 0;
+    if (!chain.empty() && perImage(chain, n) && rootType.getDimSize(0) == n &&
+        image + 1 < (int64_t(1) << 31)) {
+      Value g = grow(TransposeOp::create(b, loc, in.clone(nhwc), op.getInput(), toLast));
+      grownType = cast<RankedTensorType>(g.getType());
+      int64_t positions = grownType.getNumElements() / n;
+      std::vector<int32_t> entries;
+      if (positions <= (int64_t(1) << 22)) {
+        entries.reserve(positions);
+        for (int64_t i = 0; i < positions; ++i) {
+          std::optional<int64_t> src = tracedSource(g, i, root);
+          if (!src || *src >= image) {
+            entries.clear();
+            break;
+          }
+          entries.push_back(static_cast<int32_t>(*src));
+        }
+      }
+      llvm::SmallPtrSet<Operation *, 16> keep(chain.begin(), chain.end());
+      std::function<void(Value)> drop = [&](Value v) {
+        Operation *d = v.getDefiningOp();
+        if (!d || keep.contains(d) || !d->use_empty())
+          return;
+        SmallVector<Value> operands(d->getOperands());
+        b.eraseOp(d);
+        for (Value o : operands)
+          drop(o);
+      };
+      drop(g);
+      if (!entries.empty()) {
+        auto tt = RankedTensorType::get(grownType.getShape().drop_front(), b.getI32Type());
+        table = ConstantOp::create(
+            b, loc, tt, DenseElementsAttr::get(tt, ArrayRef<int32_t>(entries)));
+      }
+    }
+    Value source = chain.empty()
+                       ? Value(TransposeOp::create(b, loc, in.clone(nhwc), op.getInput(), toLast))
+                       : root;
+    SmallVector<Value> inputs = {source};
+    if (table)
+      inputs.push_back(table);
+    auto padType = RankedTensorType::get({np, rows, c}, et);
+    Value padded = buildKernel(b, loc, "conv_pad", inputs, padType, [&](ArrayRef<Value> args) {
+      Value x = args[0];
+      if (table) {
+        // [N, image] and one zero after each image, which index -1 reads.
+        Value flat = ReshapeOp::create(b, loc, RankedTensorType::get({n, image}, et), x);
+        flat = padDim(b, loc, flat, 1, 0, 1, 0.0);
+        x = GatherOp::create(b, loc, grownType, flat, args[1], static_cast<uint64_t>(1));
+      } else {
+        if (!chain.empty()) {
+          IRMapping map;
+          map.map(root, args[0]);
+          for (Operation *o : chain)
+            b.clone(*o, map);
+          x = TransposeOp::create(b, loc, in.clone(nhwc), map.lookup(op.getInput()), toLast);
+        }
+        x = grow(x);
       }
       Value p;
       if (phases == 1) {
