@@ -21,6 +21,7 @@ layer) and against eager PyTorch and torch.compile (end to end), one run.
 Writes $OUT/convnets.json and prints a table.
     python3 bench/convnets.py              # everything
     CONV_ONLY=layers|models python3 bench/convnets.py
+    CONV_FUSEC_VARIANTS="FUSEC_EPILOGUE_PREFETCH=0" ...  # also each switch, same run
 """
 import json
 import os
@@ -71,10 +72,10 @@ def time_ms(fn, warmup=3, runs=20):
     return statistics.median(samples)
 
 
-def fusec_run(args, timeout=900):
+def fusec_run(args, timeout=900, env=None):
     cmd = [f"{BIN}/fusec-run"] + args + ["--no-check", "--json", "--warmup=3", "--runs=20"]
     t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if p.returncode != 0:
         raise RuntimeError(f"fusec-run failed ({p.returncode}): {(p.stdout + p.stderr)[-2000:]}")
     r = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
@@ -220,7 +221,17 @@ def bench_model(name, build, work):
                    rel_l2_vs_torch=float((got - ref).norm() / ref.norm()),
                    finite=bool(torch.isfinite(got).all()),
                    top_kernels=sorted(r["kernels"], key=lambda k: -k["median_ms"])[:10],
-                   kernel_ms_by_kind=kernel_kinds(r["kernels"]))
+                   kernel_ms_by_kind=kernel_kinds(r["kernels"]),
+                   kernels=[{key: k.get(key) for key in ("name", "median_ms", "predicted_ms",
+                                                          "bytes", "flops", "strategy")}
+                            for k in r["kernels"]])
+        # The same model under each escape switch of CONV_FUSEC_VARIANTS
+        # ("VAR=value;VAR2=value"), beside the default, in the same run.
+        for var in [v for v in os.environ.get("CONV_FUSEC_VARIANTS", "").split(";") if v]:
+            key, _, value = var.partition("=")
+            rv = fusec_run([path, f"--input={xf}"], env={**os.environ, key: value})
+            row.setdefault("variants", {})[var] = {
+                "fusec_ms": rv["end_to_end_ms"], "kernel_ms_by_kind": kernel_kinds(rv["kernels"])}
     except Exception as e:  # noqa: BLE001
         row["fusec_error"] = str(e)[-2000:]
     xc = x.cuda()

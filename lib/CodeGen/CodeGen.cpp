@@ -123,6 +123,19 @@ absl::Status build(KernelOp kernel, const PtxOptions &options, ModuleOp module) 
   if (!launch.ok())
     return launch.status();
   StrategyInput in{kernel, *launch, shape, options, module};
+  // Outputs the kernel writes only the image of, through zero padding: the
+  // JIT gives them buffers zeroed once (every strategy stores through the
+  // same maps).
+  SmallVector<int64_t> zeroInit;
+  if (shape.kind == KernelShape::Kind::Matmul)
+    for (auto [i, r] : llvm::enumerate(kernel.getBody().front().getTerminator()->getOperands()))
+      if (cast<RankedTensorType>(r.getType()).getShape() != ArrayRef<int64_t>(shape.domain))
+        if (auto map = storeMapOf(r, shape.domain); map && map->zeroFilled)
+          zeroInit.push_back(static_cast<int64_t>(i));
+  if (!zeroInit.empty())
+    kernel->setAttr("fusec.zero_init", DenseI64ArrayAttr::get(kernel.getContext(), zeroInit));
+  else
+    kernel->removeAttr("fusec.zero_init");
   // A plan may only build what the kernel's shape is.
   auto expect = [&](bool ok) -> absl::Status {
     if (ok)

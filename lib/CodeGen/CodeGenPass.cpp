@@ -126,7 +126,8 @@ public:
     };
     static const char *const kGeneratedAttrs[] = {
         "fusec.ptx",     "fusec.entry",   "fusec.grid",          "fusec.block",
-        "fusec.strategy", "fusec.shared", "fusec.tensor_maps",   "fusec.scratch"};
+        "fusec.strategy", "fusec.shared", "fusec.tensor_maps",   "fusec.scratch",
+        "fusec.zero_init"};
     // 1. Serially: each kernel's plan, and which kernels are generated
     //    (the first of each structure; the rest follow it).
     struct Job {

@@ -209,7 +209,14 @@ struct StoreMap {
   mlir::Value source;
   llvm::SmallVector<mlir::Operation *, 4> chain;
   bool pairs = false;
+  /// The chain pads with zeros (a concat of the value between zero
+  /// splats: a convolution's padded input): the kernel writes only the
+  /// image, and the output's buffer must hold zeros from the start
+  /// (fusec.zero_init).
+  bool zeroFilled = false;
 };
+/// Where `operand` of `concat` starts along its dim.
+int64_t concatOffset(ConcatOp concat, mlir::Value operand);
 //===----------------------------------------------------------------------===//
 // PTX (Ptx.cpp: the one place with inline PTX) and the NVPTX backend
 //===----------------------------------------------------------------------===//

@@ -9,6 +9,8 @@
 
 #include "Emitter.h"
 
+#include "fusec/CodeGen/LaunchPlan.h"
+
 using namespace mlir;
 
 namespace fusec::codegen {
@@ -125,6 +127,32 @@ Value broadcastIndex(Emitter &e, BroadcastOp op, Value index) {
   return acc;
 }
 
+} // namespace fusec::codegen
+
+bool fusec::isZeroSplat(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+  if (!dense || !dense.isSplat())
+    return false;
+  if (auto f = dyn_cast<FloatAttr>(dense.getSplatValue<Attribute>()))
+    return f.getValue().isZero() && !f.getValue().isNegative();
+  if (auto i = dyn_cast<IntegerAttr>(dense.getSplatValue<Attribute>()))
+    return i.getValue().isZero();
+  return false;
+}
+
+namespace fusec::codegen {
+
+int64_t concatOffset(ConcatOp concat, Value operand) {
+  int64_t offset = 0;
+  for (Value o : concat.getOperands()) {
+    if (o == operand)
+      break;
+    offset += cast<RankedTensorType>(o.getType()).getDimSize(concat.getDim());
+  }
+  return offset;
+}
+
 std::optional<StoreMap> storeMapOf(Value output, ArrayRef<int64_t> domain) {
   StoreMap map;
   Value v = output;
@@ -136,6 +164,23 @@ std::optional<StoreMap> storeMapOf(Value output, ArrayRef<int64_t> domain) {
     if (auto sl = dyn_cast<SliceOp>(def)) {
       if (llvm::any_of(sl.getStrides(), [](int64_t s) { return s != 1; }))
         return std::nullopt;
+    } else if (auto concat = dyn_cast<ConcatOp>(def)) {
+      // Padding: the value between zero splats. The zeros are never
+      // written; the output's buffer holds them from the start.
+      Value inner;
+      for (Value operand : concat.getOperands()) {
+        if (isZeroSplat(operand))
+          continue;
+        if (inner)
+          return std::nullopt;
+        inner = operand;
+      }
+      if (!inner)
+        return std::nullopt;
+      map.chain.push_back(def);
+      map.zeroFilled = true;
+      v = inner;
+      continue;
     } else if (!isa<ReshapeOp, TransposeOp>(def)) {
       return std::nullopt;
     }
@@ -150,10 +195,13 @@ std::optional<StoreMap> storeMapOf(Value output, ArrayRef<int64_t> domain) {
   // even coordinate.
   bool pairs = domain.back() % 2 == 0;
   int64_t dim = static_cast<int64_t>(domain.size()) - 1;
-  for (Operation *op : map.chain) {
-    auto in = shapeOf(op->getOperand(0)), out = shapeOf(op->getResult(0));
+  for (auto [i, op] : llvm::enumerate(map.chain)) {
+    Value from = i == 0 ? map.source : map.chain[i - 1]->getResult(0);
+    auto in = shapeOf(from), out = shapeOf(op->getResult(0));
     if (auto sl = dyn_cast<SliceOp>(op)) {
       pairs &= sl.getOffsets()[dim] % 2 == 0 && out[dim] % 2 == 0;
+    } else if (auto concat = dyn_cast<ConcatOp>(op)) {
+      pairs &= static_cast<int64_t>(concat.getDim()) != dim || concatOffset(concat, from) % 2 == 0;
     } else if (isa<ReshapeOp>(op)) {
       // Adjacent in the flat index only along the last dim; still in one
       // row of the new shape when its last extent is even.
@@ -174,10 +222,14 @@ std::optional<StoreMap> storeMapOf(Value output, ArrayRef<int64_t> domain) {
 std::pair<Value, Value> storeIndex(Emitter &e, const StoreMap &map, ArrayRef<Value> coords) {
   SmallVector<Value> c(coords.begin(), coords.end());
   Value inside;
-  for (Operation *op : map.chain) {
-    auto in = cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+  for (auto [i, op] : llvm::enumerate(map.chain)) {
+    Value from = i == 0 ? map.source : map.chain[i - 1]->getResult(0);
+    auto in = cast<RankedTensorType>(from.getType()).getShape();
     auto out = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-    if (auto sl = dyn_cast<SliceOp>(op)) {
+    if (auto concat = dyn_cast<ConcatOp>(op)) {
+      if (int64_t offset = concatOffset(concat, from))
+        c[concat.getDim()] = e.add(c[concat.getDim()], e.i64c(offset));
+    } else if (auto sl = dyn_cast<SliceOp>(op)) {
       for (size_t d = 0; d < c.size(); ++d) {
         if (sl.getOffsets()[d] == 0 && out[d] == in[d])
           continue;

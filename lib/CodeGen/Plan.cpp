@@ -178,6 +178,11 @@ bool tmaStoreEnabled() {
   return !v || std::string(v) != "0";
 }
 
+bool epiloguePrefetchEnabled() {
+  const char *v = std::getenv("FUSEC_EPILOGUE_PREFETCH");
+  return !v || std::string(v) != "0";
+}
+
 /// How a TMA store writes kernel output `output` (parameter `slot`) from
 /// the [batch..., M, N] domain: the output buffer (row-major) walked back
 /// through the movement ops that made it (a transpose permutes the dims, a
@@ -209,6 +214,9 @@ std::optional<StoreView> storeViewOf(Value output, ArrayRef<int64_t> domain, int
   }
   SmallVector<int64_t, 4> offset(shape.size(), 0);
   for (Operation *op : chain) {
+    // Padding (zeros the kernel does not write) is not a box of the output.
+    if (isa<ConcatOp>(op))
+      return std::nullopt;
     if (auto t = dyn_cast<TransposeOp>(op)) {
       // Result dim i is input dim perm[i].
       auto perm = t.getPermutation();

@@ -204,6 +204,18 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'fusec.scratch' must be array<i64: bytes, ...> of positive sizes";
     return success();
   }
+  if (name == "fusec.zero_init") {
+    if (failed(onKernel()))
+      return failure();
+    auto indices = dyn_cast<DenseI64ArrayAttr>(value);
+    int64_t results = static_cast<int64_t>(op->getNumResults());
+    if (!indices || llvm::any_of(indices.asArrayRef(),
+                                 [&](int64_t i) { return i < 0 || i >= results; }))
+      return op->emitError() << "'fusec.zero_init' must be array<i64: result, ...> of the "
+                                "kernel's result indices (0 to "
+                             << results - 1 << ")";
+    return success();
+  }
   if (name == "fusec.matmul_epilogue") {
     if (failed(onKernel()))
       return failure();
@@ -232,7 +244,7 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
                          << "' (the fusec dialect declares fusec.launch, fusec.ptx, "
                             "fusec.entry, fusec.grid, fusec.block, fusec.shared, "
                             "fusec.strategy, fusec.cache_hints, fusec.tensor_maps, fusec.scratch, "
-                            "fusec.matmul_epilogue, fusec.source, fusec.cost, fusec.total_cost "
+                            "fusec.zero_init, fusec.matmul_epilogue, fusec.source, fusec.cost, fusec.total_cost "
                             "and fusec.error_bound)";
 }
 

@@ -682,10 +682,21 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
       v = r.getInput();
     return v;
   };
+  // A result the kernel writes only part of (fusec.zero_init: the rest is
+  // zero padding) lives in a buffer of its own, zeroed once; it is copied
+  // out like any other.
+  auto zeroInit = [](Value r) {
+    auto k = r.getDefiningOp<KernelOp>();
+    auto indices = k ? k->getAttrOfType<DenseI64ArrayAttr>("fusec.zero_init") : nullptr;
+    return indices &&
+           llvm::is_contained(indices.asArrayRef(),
+                              static_cast<int64_t>(cast<OpResult>(r).getResultNumber()));
+  };
   llvm::DenseMap<Value, int> directOutput;
   for (auto [i, v] : llvm::enumerate(terminator->getOperands())) {
     Value root = viewRoot(v);
-    if (isa_and_nonnull<KernelOp, AttentionOp>(root.getDefiningOp()) && !directOutput.count(root))
+    if (isa_and_nonnull<KernelOp, AttentionOp>(root.getDefiningOp()) && !zeroInit(root) &&
+        !directOutput.count(root))
       directOutput[root] = numIn + static_cast<int>(i);
   }
 
@@ -802,6 +813,9 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
         if (!owned.ok())
           return owned.status();
         slot = *owned;
+        if (zeroInit(r))
+          if (auto st = exec->owned[slot].fill(0); !st.ok())
+            return st;
       }
       slotOf[r] = slot;
       step.slots.push_back(slot);

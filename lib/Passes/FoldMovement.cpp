@@ -8,7 +8,11 @@
 //   matmul kernel, its movement ops cloned into the body after the epilogue:
 //   the epilogue writes each element where the movement puts it (a QKV
 //   projection writes Q, K and V head-major). The output it read is dropped
-//   when nothing else reads it.
+//   when nothing else reads it. A convolution's conv_pad kernel (its input
+//   between zero splats, then moved into stride phases) folds the same way:
+//   the epilogue writes each element into the padded layout, and the zeros
+//   are never written (the JIT zeroes the output's buffer once:
+//   fusec.zero_init).
 // - Into the load. A transpose kernel whose result (through free reshapes)
 //   is a matmul's operand is cloned into the matmul kernel, which then reads
 //   the transpose's input: the tensor-core strategy reads it through a
@@ -70,6 +74,34 @@ Operation *movementOp(KernelOp k, bool transposeOnly) {
       b.getTerminator()->getOperand(0) != op->getResult(0))
     return nullptr;
   return op;
+}
+
+/// Whether `k` (one input, one result) only pads and moves its input: a
+/// convolution's conv_pad (concats of it between zero splats, reshapes,
+/// transposes, unit-stride slices: padding, stride phases), each op
+/// reading the input's chain once.
+bool paddingKernel(KernelOp k) {
+  Block &b = k.getBody().front();
+  if (k.getNumResults() != 1 || k.getInputs().size() != 1)
+    return false;
+  Value chain = b.getArgument(0);
+  for (Operation &op : b.without_terminator()) {
+    if (op.getNumResults() == 1 && isZeroSplat(op.getResult(0)))
+      continue;
+    if (auto sl = dyn_cast<SliceOp>(op);
+        sl && llvm::any_of(sl.getStrides(), [](int64_t s) { return s != 1; }))
+      return false;
+    if (!isa<ConcatOp, ReshapeOp, TransposeOp, SliceOp>(op))
+      return false;
+    // The chain's one value among its operands, the rest zeros.
+    for (Value operand : op.getOperands())
+      if (operand != chain && !isZeroSplat(operand))
+        return false;
+    if (!llvm::is_contained(op.getOperands(), chain) || !chain.hasOneUse())
+      return false;
+    chain = op.getResult(0);
+  }
+  return chain != b.getArgument(0) && b.getTerminator()->getOperand(0) == chain;
 }
 
 /// `v` through top-level reshapes back to what they reshape, collecting them
@@ -139,7 +171,11 @@ bool foldIntoStore(KernelOp k) {
         }
         auto m = dyn_cast<KernelOp>(u);
         Operation *move = m ? movementOp(m, /*transposeOnly=*/false) : nullptr;
-        if (!move)
+        // A convolution's padding folds whole: the epilogue writes the
+        // image into the padded layout, whose zeros its buffer holds from
+        // the start (fusec.zero_init), and no conv_pad kernel copies it.
+        bool padding = m && !move && paddingKernel(m);
+        if (!move && !padding)
           continue;
         SmallVector<ReshapeOp> chain;
         if (throughReshapes(m.getInputs()[0], chain) != result)
@@ -159,6 +195,13 @@ bool foldIntoStore(KernelOp k) {
               for (ReshapeOp r : chain)
                 v = ReshapeOp::create(b, r.getLoc(), r.getType(), v).getResult();
               IRMapping moved;
+              if (padding) {
+                Block &pb = m.getBody().front();
+                moved.map(pb.getArgument(0), v);
+                for (Operation &op : pb.without_terminator())
+                  b.clone(op, moved);
+                return {moved.lookup(pb.getTerminator()->getOperand(0))};
+              }
               moved.map(move->getOperand(0), v);
               return {b.clone(*move, moved)->getResult(0)};
             },

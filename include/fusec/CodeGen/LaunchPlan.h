@@ -62,6 +62,10 @@ KernelShape analyzeKernel(KernelOp kernel);
 /// movement ops); the reason in `why` if not.
 bool matmulOnTensorCores(KernelOp kernel, std::string *why = nullptr);
 
+/// Whether `v` is a fusec.constant splat of +0 (or integer 0): all-zero
+/// bytes, as a zeroed buffer holds (the padding a matmul's store skips).
+bool isZeroSplat(mlir::Value v);
+
 /// Whether the kernel reads an argument through a transpose that moves its
 /// last dim in the form transpose_tiled takes (shared-memory tiles; any
 /// architecture).

@@ -61,8 +61,18 @@ protected:
   void layoutTiles();
   /// The dynamic shared memory, aligned up to 1024 bytes at run time.
   mlir::Value alignedSharedMemory();
-  /// The producer thread's loop: every unit's k-blocks into the ring.
+  /// The producer thread's loop: every unit's k-blocks into the ring, then
+  /// the unit's tile of the epilogue's full-shape inputs into L2.
   void producer(mlir::Value smem, mlir::Value table);
+  /// The kernel inputs of the matmul's shape that the epilogue reads at its
+  /// own elements (a residual), prefetched to L2 by the producer; none
+  /// with split-K, with aggressive PTX off, or FUSEC_EPILOGUE_PREFETCH=0.
+  llvm::SmallVector<mlir::BlockArgument> epilogueInputs();
+  /// cp.async.bulk.prefetch.L2 of the tile at (batch `b`, row `m0`,
+  /// column `n0`) of each input: one run when the tile spans whole rows,
+  /// else one a row.
+  void prefetchEpilogueInputs(llvm::ArrayRef<mlir::BlockArgument> inputs, mlir::Value b,
+                              mlir::Value m0, mlir::Value n0);
   /// Emits `epilogue(guarded)` twice: unguarded for a tile wholly inside
   /// the output (tile row `tm`, column `tn`), guarded for an edge tile.
   absl::Status interiorOrEdge(mlir::Value tm, mlir::Value tn,

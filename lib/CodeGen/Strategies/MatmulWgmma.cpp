@@ -347,13 +347,14 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
   Value tma = LLVM::AddrSpaceCastOp::create(builder, LLVM::LLVMPointerType::get(e.ctx, 0), table);
   Value ticks = i32(0x989680);
   Value txBytes = i32(t.stageBytes());
+  SmallVector<BlockArgument> prefetched = epilogueInputs();
   e.loop(e.ctaidX(), i32(numTiles * t.split), e.nctaidX(), {i32(0)},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     auto [b, tm, tn, part] = decodeUnit(unit);
     auto [kBegin, kEnd] = kRange(part);
     Value m0 = e.mul(tm, i32(t.m)), n0 = e.mul(tn, i32(t.n));
     SmallVector<Value> aBatch = batchCoords(b, l.lhsBatch), bBatch = batchCoords(b, l.rhsBatch);
-    return e.loop(kBegin, kEnd, i32(1), carried,
+    SmallVector<Value> next = e.loop(kBegin, kEnd, i32(1), carried,
                   [&](Value kb, ValueRange it) -> SmallVector<Value> {
       Value s = e.urem(it[0], i32(t.stages));
       Value phase = e.band(e.udiv(it[0], i32(t.stages)), i32(1));
@@ -408,7 +409,67 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
       }
       return {e.add(it[0], i32(1))};
     });
+    // The unit's k-blocks are on their way: its tile of each full-shape
+    // input the epilogue reads (a residual) goes to L2 now, behind them.
+    prefetchEpilogueInputs(prefetched, b, m0, n0);
+    return next;
   });
+}
+
+SmallVector<BlockArgument> TmaMatmulEmitter::epilogueInputs() {
+  SmallVector<BlockArgument> inputs;
+  // Split-K: only the tile's last part (known at run time) runs the
+  // epilogue; decode's residual rows are few.
+  if (t.split > 1 || !options.aggressivePtx || !epiloguePrefetchEnabled())
+    return inputs;
+  for (BlockArgument arg : body.getArguments()) {
+    if (arg == l.lhs || llvm::is_contained(l.rhs, arg) || !isFull(arg))
+      continue;
+    // Read at the epilogue's own element: no movement op or matmul between.
+    bool elementwise = llvm::all_of(arg.getUsers(), [](Operation *user) {
+      return !isa<BroadcastOp, ReshapeOp, TransposeOp, SliceOp, ConcatOp, GatherOp, ReduceOp,
+                  MatmulOp>(user);
+    });
+    auto et = elemTypes(arg.getType());
+    // Rows start 16-byte aligned (bulk copies move 16-byte multiples).
+    if (elementwise && !arg.use_empty() && et && (l.n * et->bytes) % 16 == 0)
+      inputs.push_back(arg);
+  }
+  return inputs;
+}
+
+void TmaMatmulEmitter::prefetchEpilogueInputs(ArrayRef<BlockArgument> inputs, Value b, Value m0,
+                                              Value n0) {
+  if (inputs.empty())
+    return;
+  Value rows = e.smin(i32(t.m), e.sub(i32(l.m), m0));
+  // A tile as wide as the output covers whole rows: one contiguous run.
+  bool whole = t.n >= l.n;
+  Value cols = whole ? i32(l.n) : e.smin(i32(t.n), e.sub(i32(l.n), n0));
+  Value first = e.add(e.mul(e.add(e.mul(e.zext(e.i64, b), e.i64c(l.m)), e.zext(e.i64, m0)),
+                            e.i64c(l.n)),
+                      e.zext(e.i64, n0));
+  for (BlockArgument arg : inputs) {
+    int64_t bytes = elemTypes(arg.getType())->bytes;
+    Value base = argPtrs[arg.getArgNumber()];
+    Value start = e.gep(base, e.i8, e.mul(first, e.i64c(bytes)));
+    // A caller's buffer need not be 16-byte aligned (the hint is skipped).
+    Value aligned = e.icmp(LLVM::ICmpPredicate::eq,
+                           e.band(e.trunc(e.i32, e.ptrtoint(base)), i32(15)), i32(0));
+    e.ifThen(aligned, [&] {
+      if (whole) {
+        NVVM::CpAsyncBulkPrefetchOp::create(builder, start, e.mul(rows, i32(l.n * bytes)),
+                                            Value());
+        return;
+      }
+      Value rowBytes = e.mul(cols, i32(bytes));
+      e.loop(i32(0), rows, i32(1), {}, [&](Value r, ValueRange) -> SmallVector<Value> {
+        Value at = e.gep(start, e.i8, e.mul(e.zext(e.i64, r), e.i64c(l.n * bytes)));
+        NVVM::CpAsyncBulkPrefetchOp::create(builder, at, rowBytes, Value());
+        return {};
+      });
+    });
+  }
 }
 
 std::optional<Value> TmaMatmulEmitter::broadcastSource(BroadcastOp b, Value index) {
