@@ -685,3 +685,14 @@ func.func @attention_mask(%q: tensor<1x8x32x64xbf16>, %k: tensor<1x8x32x64xbf16>
   %0 = fusec.attention %q, %k, %k mask %m : tensor<1x16xi1> {scale = 0.125 : f64} : (tensor<1x8x32x64xbf16>, tensor<1x8x32x64xbf16>, tensor<1x8x32x64xbf16>) -> tensor<1x8x32x64xbf16>
   return
 }
+
+// -----
+
+func.func @zero_init_past_results(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusec.zero_init' must be array<i64: result, ...> of the kernel's result indices (0 to 0)}}
+  %0 = fusec.kernel (%a) {fusec.zero_init = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
