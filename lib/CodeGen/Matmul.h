@@ -163,9 +163,10 @@ struct WgmmaStaging {
 /// Whether FUSEC_TMA_STORE allows the TMA-store epilogue (unset or not
 /// "0").
 bool tmaStoreEnabled();
-/// Whether FUSEC_EPILOGUE_PREFETCH allows the producer's L2 prefetch of
-/// the epilogue's full-shape inputs (unset or not "0").
-bool epiloguePrefetchEnabled();
+/// FUSEC_EPILOGUE_PREFETCH: "0" turns the producer's L2 prefetch of the
+/// epilogue's full-shape inputs off, any other value on for every kernel;
+/// unset, the footprint rule decides (MatmulWgmma.cpp).
+std::optional<bool> epiloguePrefetchForced();
 /// `tmaStore`: whether the epilogue may store through TMA (the escape
 /// switch FUSEC_TMA_STORE=0 turns it off).
 WgmmaStaging wgmmaStaging(const MatmulLayout &layout, bool tmaStore = tmaStoreEnabled());

@@ -178,9 +178,11 @@ bool tmaStoreEnabled() {
   return !v || std::string(v) != "0";
 }
 
-bool epiloguePrefetchEnabled() {
+std::optional<bool> epiloguePrefetchForced() {
   const char *v = std::getenv("FUSEC_EPILOGUE_PREFETCH");
-  return !v || std::string(v) != "0";
+  if (!v || !*v)
+    return std::nullopt;
+  return std::string(v) != "0";
 }
 
 /// How a TMA store writes kernel output `output` (parameter `slot`) from
