@@ -65,8 +65,9 @@ protected:
   /// the unit's tile of the epilogue's full-shape inputs into L2.
   void producer(mlir::Value smem, mlir::Value table);
   /// The kernel inputs of the matmul's shape that the epilogue reads at its
-  /// own elements (a residual), prefetched to L2 by the producer; none
-  /// with split-K, with aggressive PTX off, or FUSEC_EPILOGUE_PREFETCH=0.
+  /// own elements (a residual), prefetched to L2 by the producer where
+  /// FUSEC_EPILOGUE_PREFETCH=1 asks (off by default); none with split-K or
+  /// aggressive PTX off.
   llvm::SmallVector<mlir::BlockArgument> epilogueInputs();
   /// cp.async.bulk.prefetch.L2 of the tile at (batch `b`, row `m0`,
   /// column `n0`) of each input: one run when the tile spans whole rows,

@@ -420,8 +420,16 @@ SmallVector<BlockArgument> TmaMatmulEmitter::epilogueInputs() {
   SmallVector<BlockArgument> inputs;
   // Split-K: only the tile's last part (known at run time) runs the
   // epilogue; decode's residual rows are few.
-  std::optional<bool> forced = epiloguePrefetchForced();
-  if (t.split > 1 || !options.aggressivePtx || (forced && !*forced))
+  // Off unless FUSEC_EPILOGUE_PREFETCH=1. The producer runs `stages`
+  // k-blocks ahead of the consumers, which with a short K is several tiles
+  // whose prefetched inputs (on every CTA) must stay in L2 until their
+  // epilogues. Measured on the H200 (bench/results/
+  // 2026-12-03-h200-conv-pad-fold): a 128 x 256 tile with K = 64 (4 tiles
+  // ahead, 35 MB in flight) ran 1.13-1.14x slower with it, K = 128 (17 MB)
+  // 8-10% faster, and ResNet-50 end to end 1.41 ms without, 1.45 ms with it
+  // where the ahead tiles fit in half the L2, 1.55 ms with it everywhere.
+  std::optional<bool> enabled = epiloguePrefetchForced();
+  if (t.split > 1 || !options.aggressivePtx || !enabled || !*enabled)
     return inputs;
   for (BlockArgument arg : body.getArguments()) {
     if (arg == l.lhs || llvm::is_contained(l.rhs, arg) || !isFull(arg))
@@ -436,23 +444,6 @@ SmallVector<BlockArgument> TmaMatmulEmitter::epilogueInputs() {
     if (elementwise && !arg.use_empty() && et && (l.n * et->bytes) % 16 == 0)
       inputs.push_back(arg);
   }
-  if (forced)
-    return inputs;
-  // The producer runs `stages` k-blocks ahead of the consumers: with a short
-  // K that is several tiles, whose prefetched inputs (on every CTA) must
-  // stay in L2 until their epilogues. Measured on the H200 (tiles of
-  // 128 x 256, 4 stages, 132 CTAs): with K = 64 (4 tiles ahead, 35 MB in
-  // flight) the prefetch was evicted before use and cost 1.14x alone and
-  // 1.55x on ResNet-50's residual 1x1 convolutions; with K = 128 (2 tiles
-  // ahead, 17 MB) it gained 8%. Only a footprint of at most 24 MiB (about
-  // half the L2) is prefetched.
-  int64_t ahead = std::max<int64_t>(1, (t.stages + numK - 1) / numK);
-  int64_t ctas = std::min<int64_t>(launch.getGrid(), numTiles);
-  int64_t footprint = 0;
-  for (BlockArgument arg : inputs)
-    footprint += ctas * ahead * t.m * t.n * elemTypes(arg.getType())->bytes;
-  if (footprint > (int64_t(24) << 20))
-    inputs.clear();
   return inputs;
 }
 
