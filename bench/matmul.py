@@ -21,7 +21,8 @@ in $FUSEC_BIN (bench/matmul-gpu.sh stages and calls it):
 Writes $OUT/matmul.json and prints a table last. Env: MATMUL_SPEED=0 skips
 speed; MATMUL_CORRECTNESS=0 skips correctness (MATMUL_SMALL=0 the small cases, MATMUL_LARGE=0
 the large ones); MATMUL_QUICK=1 runs fewer cases; MATMUL_SHAPES (a JSON list of
-[label, case] pairs, cases as for mlir()) replaces the speed shapes.
+[label, case] pairs, cases as for mlir()) replaces the speed shapes;
+MATMUL_VARIANTS (see main) times fusec under other environments too.
 """
 import json
 import os
@@ -36,7 +37,7 @@ BIN = os.environ.get("FUSEC_BIN", ".device/bin")
 OUT = os.environ.get("OUT", "bench/out")
 QUICK = os.environ.get("MATMUL_QUICK", "0") == "1"
 
-EPILOGUES = ("none", "bias", "bias_gelu", "silu", "scale", "residual", "relu")
+EPILOGUES = ("none", "bias", "bias_gelu", "bias_gelu_onnx", "silu", "scale", "residual", "relu")
 
 
 def mlir(m, n, k, batch=(), rhs_batch=True, tl=False, tr=False, dt="bf16", out=None,
@@ -60,7 +61,7 @@ def mlir(m, n, k, batch=(), rhs_batch=True, tl=False, tr=False, dt="bf16", out=N
     lines = [f"  %mm = fusec.matmul %a, %b{attr} : ({a_t}, {b_t}) -> {o_t}"]
     last = "%mm"
     rank = len(batch) + 2
-    if epilogue in ("bias", "bias_gelu"):
+    if epilogue in ("bias", "bias_gelu", "bias_gelu_onnx"):
         params.append(f"%bias: {v_t}")
         lines.append(f"  %bb = fusec.broadcast %bias dims [{rank - 1}] : {v_t} -> {o_t}")
         lines.append(f"  %e0 = fusec.add %mm, %bb : {o_t}")
@@ -68,6 +69,18 @@ def mlir(m, n, k, batch=(), rhs_batch=True, tl=False, tr=False, dt="bf16", out=N
         if epilogue == "bias_gelu":
             lines.append(f"  %e1 = fusec.gelu %e0 : {o_t}")
             last = "%e1"
+        elif epilogue == "bias_gelu_onnx":
+            # As torch.onnx.export writes nn.GELU: Div, Erf, Add, Mul, Mul,
+            # each in the storage type.
+            lines += [f"  %s2 = fusec.constant dense<1.4142135> : {o_t}",
+                      f"  %e1 = fusec.div %e0, %s2 : {o_t}",
+                      f"  %e2 = fusec.erf %e1 : {o_t}",
+                      f"  %one = fusec.constant dense<1.0> : {o_t}",
+                      f"  %e3 = fusec.add %e2, %one : {o_t}",
+                      f"  %e4 = fusec.mul %e0, %e3 : {o_t}",
+                      f"  %half = fusec.constant dense<0.5> : {o_t}",
+                      f"  %e5 = fusec.mul %e4, %half : {o_t}"]
+            last = "%e5"
     elif epilogue == "silu":
         lines.append(f"  %e0 = fusec.silu %mm : {o_t}")
         last = "%e0"
@@ -171,6 +184,11 @@ def small_cases():
     cases.append(dict(m=65, n=263, k=72, batch=(2,), tr=True))
     cases.append(dict(m=40, n=263, k=520, batch=(3,), tr=True))
     cases.append(dict(m=16, n=1001, k=4096, tr=True))
+    # Ping-pong with several units a warpgroup (more than twice the SMs'
+    # units): the turns of the two consumers, their stage phases, the
+    # ragged last row tile.
+    cases.append(dict(m=6000, n=520, k=72, epilogue="bias_gelu_onnx", dt="f16"))
+    cases.append(dict(m=6000, n=520, k=200, epilogue="residual", tr=True))
     # Rows not a multiple of 16 bytes: the SIMT fallback, still correct.
     cases.append(dict(m=33, n=17, k=17))
     cases.append(dict(m=5, n=7, k=9, tr=True))
@@ -295,6 +313,13 @@ def main():
     # MATMUL_AB=1: each fusec figure beside the same kernel with the
     # TMA-store epilogue switched off (FUSEC_TMA_STORE=0), interleaved.
     ab = os.environ.get("MATMUL_AB", "0") == "1"
+    # MATMUL_VARIANTS="name:VAR=v,VAR2=w;name2:..." also times fusec under
+    # each environment, interleaved (e.g. the ping-pong schedule forced on
+    # and off: "pp0:FUSEC_WGMMA_PINGPONG=0;pp1:FUSEC_WGMMA_PINGPONG=1").
+    variants = []
+    for spec in filter(None, os.environ.get("MATMUL_VARIANTS", "").split(";")):
+        name, _, assigns = spec.partition(":")
+        variants.append((name, dict(a.split("=", 1) for a in assigns.split(",") if "=" in a)))
     if QUICK:
         speed = speed[:3]
     if os.environ.get("MATMUL_SHAPES"):
@@ -321,8 +346,15 @@ def main():
         row = dict(label=label, case=c, flops=2.0 * m * n * k * dual,
                    weight_bytes=2.0 * n * k * dual)
         cublas, fusec, fusec_off = [], [], []
+        by_variant = {name: [] for name, _ in variants}
         for _ in range(2):  # interleaved
             cublas.append(median_ms(fn))
+            for name, venv in variants:
+                rc, r, err = fusec_run(path, "--no-check", "--runs=50", "--warmup=10", env=venv)
+                if rc == 0 and r:
+                    by_variant[name].append(sum(kk["median_ms"] for kk in r["kernels"]))
+                    row.setdefault("variant_predicted_ms", {})[name] = sum(
+                        kk.get("predicted_ms") or 0 for kk in r["kernels"])
             if ab:
                 rc, r, err = fusec_run(path, "--no-check", "--runs=50", "--warmup=10",
                                        env={"FUSEC_TMA_STORE": "0"})
@@ -340,7 +372,9 @@ def main():
         row["fusec_ms"] = min(fusec) if fusec else None
         if ab:
             row["fusec_no_tma_store_ms"] = min(fusec_off) if fusec_off else None
-        if c.get("epilogue") == "bias_gelu":
+        if variants:
+            row["variants_ms"] = {name: (min(v) if v else None) for name, v in by_variant.items()}
+        if c.get("epilogue") in ("bias_gelu", "bias_gelu_onnx"):
             wt = w.t() if c.get("tr") else w
             eager = lambda: torch.nn.functional.gelu(torch.matmul(a, wt) + bias)
             compiled = torch.compile(eager)
@@ -379,6 +413,11 @@ def main():
         print(f"{shape:>28} {row.get('strategy', '?'):>14} {cub:12.1f} {fus:11.1f} "
               f"{fus / cub:9.3f} {wtb:12.3f} {mp:9.2f}"
               + (f" {row['flops'] / off / 1e9 if off else float('nan'):17.1f}" if ab else ""))
+        if variants:
+            print(f"{'':>22} variants ms: " + ", ".join(
+                f"{name} {v:.4f}" if v else f"{name} n/a"
+                for name, v in row.get("variants_ms", {}).items()) +
+                f" (default {row['fusec_ms'] or float('nan'):.4f})")
         if "inductor_ms" in row:
             what = "silu(xWg)*(xWu)" if c.get("epilogue") == "swiglu" else "gelu(xW+b)"
             print(f"{'':>22} {what}: fusec {row['fusec_ms']:.3f} ms, eager "

@@ -124,7 +124,13 @@ struct WgmmaTile {
   int64_t m = 128, n = 256, k = 64, stages = 4, split = 1, rhs = 1;
   /// Shared memory of the epilogue's staging (WgmmaStaging), in bytes.
   int64_t staging = 0;
-  int64_t consumers() const { return m / 64; }
+  /// Ping-pong: two consumer warpgroups each own whole 64-row tiles and
+  /// take the CTA's units in turn, their mainloops one after the other, so
+  /// one's epilogue runs beside the other's wgmmas (m is 64; the launch's
+  /// 384 threads with a 64-row tile say so). Else the consumers share each
+  /// tile, 64 rows each, and run its epilogue together.
+  bool pingpong = false;
+  int64_t consumers() const { return pingpong ? 2 : m / 64; }
   int64_t threads() const { return 128 * (1 + consumers()); }
   /// Bytes of one pipeline stage.
   int64_t stageBytes() const { return (m + rhs * n) * k * 2; }
@@ -171,8 +177,10 @@ std::optional<bool> epiloguePrefetchForced();
 /// switch FUSEC_TMA_STORE=0 turns it off).
 WgmmaStaging wgmmaStaging(const MatmulLayout &layout, bool tmaStore = tmaStoreEnabled());
 /// Chooses the tile, stages and split for `layout` on a target with `sms`
-/// SMs and `smemBytes` of shared memory per SM.
-WgmmaTile chooseWgmmaTile(const MatmulLayout &layout, int64_t sms, int64_t smemBytes);
+/// SMs and `smemBytes` of shared memory per SM (a ping-pong schedule where
+/// allowed and the epilogue is heavy enough).
+WgmmaTile chooseWgmmaTile(const MatmulLayout &layout, int64_t sms, int64_t smemBytes,
+                          bool pingpongAllowed = true);
 /// Dynamic shared memory of a wgmma kernel: 1 KiB alignment slack, the
 /// stages, two mbarriers a stage, a flag and the epilogue's staging.
 inline int64_t wgmmaSharedBytes(const WgmmaTile &t) {

@@ -22,6 +22,7 @@
 #include "Strategies/Strategies.h"
 #include "fusec/CodeGen/LaunchPlan.h"
 #include "fusec/CodeGen/RowPlan.h"
+#include "fusec/Target/Roofline.h"
 #include "fusec/Target/Target.h"
 
 #include "mlir/IR/Builders.h"
@@ -547,11 +548,28 @@ WgmmaStaging wgmmaStaging(const MatmulLayout &l, bool tmaStore) {
   return st;
 }
 
-WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes) {
+WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
+                          bool pingpongAllowed) {
   WgmmaTile t;
   t.rhs = static_cast<int64_t>(l.rhs.size());
   // 64 rows (one consumer warpgroup) when M is that small: decode.
   t.m = l.m <= 64 ? 64 : 128;
+  // Ping-pong where the epilogue would idle the tensor cores long enough:
+  // a 128 x 256 tile's k-block keeps them ~1024 cycles, its epilogue takes
+  // ~256 cycles an instruction per element (128 elements a thread, two
+  // warps a scheduler), so the epilogue's share is E / (4 numK). From 10%
+  // on, two warpgroups of 64-row tiles in turn hide it behind each other's
+  // mainloops (at the cost of reading each B tile for 64 rows, not 128).
+  // FUSEC_WGMMA_PINGPONG=0 / 1 turns it off / on wherever it applies.
+  int64_t numK = (l.k + t.k - 1) / t.k;
+  if (t.m == 128 && pingpongAllowed) {
+    const char *knob = std::getenv("FUSEC_WGMMA_PINGPONG");
+    bool rule = !l.ops.empty() &&
+                matmulEpilogueInstructions(*l.ops[0]->getBlock()) >= 0.4 * double(numK);
+    t.pingpong = knob && *knob ? std::string(knob) != "0" : rule;
+    if (t.pingpong)
+      t.m = 64;
+  }
   t.staging = wgmmaStaging(l).bytes(t.consumers());
   auto tiles = [&](int64_t bn) { return ((l.m + t.m - 1) / t.m) * ((l.n + bn - 1) / bn) * l.batchCount(); };
   // 256 columns: each consumer warpgroup holds a 64 x 256 f32 accumulator
@@ -568,7 +586,7 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes)
   // split-K reductions. Measured on the H200 over GPT-2's and Llama's
   // decode GEMMs (bench/results/2026-12-01-h200-decode-sweep): 1.06-1.42x
   // faster than 128 columns; at K = 4096 128 columns stay ahead.
-  if (t.m == 64 && l.k <= 3072 && l.n > 64)
+  if (!t.pingpong && t.m == 64 && l.k <= 3072 && l.n > 64)
     t.n = 64;
   // At most 64 columns (a ResNet's first stage, its stem): a 128-column
   // tile would compute as many zero columns as real ones.
@@ -599,10 +617,10 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes)
   if (int64_t stages = knob("FUSEC_WGMMA_STAGES"); stages >= 2)
     t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, std::min<int64_t>(stages, 16));
   // Split-K when the tiles fill less than half the SMs and K is long: every
-  // part at least 4 k-blocks, none empty.
-  int64_t numK = (l.k + t.k - 1) / t.k, n = tiles(t.n);
+  // part at least 4 k-blocks, none empty (never in ping-pong).
+  int64_t n = tiles(t.n);
   int64_t forced = knob("FUSEC_WGMMA_SPLIT");
-  if (forced >= 1 || (2 * n <= sms && numK >= 8)) {
+  if (!t.pingpong && (forced >= 1 || (2 * n <= sms && numK >= 8))) {
     int64_t split = forced >= 1 ? std::min<int64_t>({forced, numK, 16})
                                 : std::min<int64_t>({sms / n, numK / 4, 16});
     while (split > 1 && ((numK + split - 1) / split) * (split - 1) >= numK)
@@ -613,7 +631,7 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes)
 }
 
 WgmmaTile chooseTcgen05Tile(const MatmulLayout &l, int64_t sms, int64_t smemBytes) {
-  WgmmaTile t = chooseWgmmaTile(l, sms, smemBytes);
+  WgmmaTile t = chooseWgmmaTile(l, sms, smemBytes, /*pingpongAllowed=*/false);
   t.m = 128;
   t.n = std::max<int64_t>(t.n, 128); // tcgen05's tiles are 128 columns or more
   t.split = 1;

@@ -4,7 +4,9 @@
 // ex2.approx.ftz / lg2.approx.ftz (max error ~2 ulp of f32), rsqrt uses
 // rsqrt.approx.ftz, sigmoid, tanh and erf divide by a value of at least 1
 // with rcp.approx.ftz (1 ulp); erf is the Abramowitz-Stegun 7.1.26
-// polynomial (1.5e-7 absolute); other divisions and sqrt are IEEE. Floats compute in f32; the caller
+// polynomial (1.5e-7 absolute, Horner's steps fused); a division by a splat
+// constant multiplies by its reciprocal (KernelEmitter::divide, 1.5 ulp);
+// other divisions and sqrt are IEEE. Floats compute in f32; the caller
 // rounds narrow results after every op, as the reference interpreter does.
 // Integers compute in their own type, booleans in i1.
 //
@@ -176,12 +178,14 @@ absl::StatusOr<Value> emitScalarOp(Emitter &e, Operation *op, ArrayRef<Value> in
     Value t = NVVM::RcpApproxFtzF32Op::create(
         e.b, e.f32, e.fadd(e.f32c(1), e.fmul(e.f32c(0.3275911), ax)));
     const double a[] = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
+    // Horner's steps as fused multiply-adds (one rounding each, half the
+    // instructions of a multiply and an add).
     Value p = e.f32c(a[4]);
     for (int i = 3; i >= 0; --i)
-      p = e.fadd(e.fmul(p, t), e.f32c(a[i]));
+      p = e.fma(p, t, e.f32c(a[i]));
     p = e.fmul(p, t);
-    Value x = ex2(e, e.fmul(e.fneg(e.fmul(ax, ax)), e.f32c(kLog2e)));
-    Value y = e.fsub(e.f32c(1), e.fmul(p, x));
+    Value x = ex2(e, e.fmul(e.fmul(ax, ax), e.f32c(-kLog2e)));
+    Value y = e.fma(e.fneg(p), x, e.f32c(1));
     Value neg = e.fcmp(LLVM::FCmpPredicate::olt, in[0], e.f32c(0));
     return e.select(neg, e.fneg(y), y);
   }

@@ -160,6 +160,76 @@ void addTotals(GraphTotals &t, const KernelAnalysis &k) {
 
 } // namespace
 
+double matmulEpilogueInstructions(Block &body) {
+  // Rough SASS instructions per output element (ScalarMath.cpp's
+  // expansions): an op 1, and 1 more to round a narrow result; a cast to a
+  // narrow type 2; the SFU's functions 4-8, erf's polynomial 18, an IEEE
+  // division 10 (by a constant: a multiply); a full-shape input (a
+  // residual) 8, for the latency of its load; each output's store 2.
+  MatmulOp mm;
+  double n = 0;
+  for (Operation &op : body) {
+    if (auto m = dyn_cast<MatmulOp>(op)) {
+      mm = m;
+      continue;
+    }
+    if (isa<BroadcastOp, ReshapeOp, TransposeOp, ConstantOp>(op))
+      continue;
+    if (isa<YieldOp>(op)) {
+      n += 2.0 * op.getNumOperands();
+      continue;
+    }
+    // A narrow result rounds (to f16/bf16 and back): one more.
+    if (!isa<CastOp>(op) && op.getNumResults() == 1 &&
+        elementBytes(getElementTypeOrSelf(op.getResult(0).getType())) < 4)
+      n += 1;
+    if (auto g = dyn_cast<GeluOp>(op)) {
+      n += g.getTanh() ? 14 : 24; // before decomposition: its primitives
+    } else if (isa<SiluOp>(op)) {
+      n += 10;
+    } else if (isa<ErfOp>(op)) {
+      n += 18;
+    } else if (isa<DivOp>(op)) {
+      Value rhs = op.getOperand(1);
+      if (auto b = rhs.getDefiningOp<BroadcastOp>())
+        rhs = b.getInput();
+      n += rhs.getDefiningOp<ConstantOp>() ? 1 : 10;
+    } else if (isa<TanhOp, SigmoidOp, PowOp, SinOp, CosOp, SqrtOp>(op)) {
+      n += 8;
+    } else if (isa<ExpOp, Exp2Op, LogOp, RsqrtOp>(op)) {
+      n += 4;
+    } else if (auto c = dyn_cast<CastOp>(op)) {
+      n += elementBytes(getElementTypeOrSelf(c.getType())) < 4 ? 2 : 1;
+    } else {
+      n += 1;
+    }
+  }
+  if (!mm)
+    return n;
+  // Inputs of the result's shape read by the epilogue (not the operands:
+  // a square matmul's lhs has the result's shape too).
+  auto shape = cast<RankedTensorType>(mm.getType()).getShape();
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.getShape() != shape)
+      continue;
+    SmallVector<Value> work{arg};
+    bool operand = false;
+    while (!work.empty() && !operand) {
+      Value v = work.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (isa<MatmulOp>(user))
+          operand = true;
+        else if (isa<ReshapeOp, TransposeOp>(user))
+          work.push_back(user->getResult(0));
+      }
+    }
+    if (!operand)
+      n += 8;
+  }
+  return n;
+}
+
 KernelAnalysis analyzeOp(Operation *op, const Target &target) {
   KernelAnalysis k;
   double gemmLatency = 0;
@@ -195,8 +265,22 @@ KernelAnalysis analyzeOp(Operation *op, const Target &target) {
         double waves = std::ceil(units / grid) / (units / grid);
         k.tensorSeconds *= waves / target.tensorEfficiency();
         // The epilogue's arithmetic runs on the consumer warpgroups between
-        // two mainloops: after the tensor cores, not beside them.
-        k.tensorSeconds += k.fp32Seconds + k.sfuSeconds;
+        // two mainloops: after the tensor cores, not beside them. In
+        // ping-pong (two consumers of 64-row tiles, 384 threads) one
+        // warpgroup's epilogue runs beside the other's mainloop: each
+        // takes a tile per mainloop + epilogue, two at a time, at most one
+        // on the tensor cores.
+        // Its issue rate, not the FMA pipes' peak: two warps a scheduler
+        // with dependent chains issue about every other cycle.
+        double lanes = target.value("sm_count") * 128 * target.value("clock_ghz") * 1e9 * 0.5;
+        double epilogue =
+            std::max(k.fp32Seconds + k.sfuSeconds,
+                     lanes > 0 ? double(tensorElements(out)) *
+                                     matmulEpilogueInstructions(kernel.getBody().front()) / lanes
+                               : 0.0);
+        bool pingpong = tile[0] == 64 && launch.getBlock() == 384;
+        k.tensorSeconds = pingpong ? std::max(k.tensorSeconds, (k.tensorSeconds + epilogue) / 2)
+                                   : k.tensorSeconds + epilogue;
         gemmLatency = target.value("gemm_latency_us") * 1e-6;
       }
     }

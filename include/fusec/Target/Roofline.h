@@ -33,6 +33,7 @@
 #include <vector>
 
 namespace mlir {
+class Block;
 class Operation;
 namespace func {
 class FuncOp;
@@ -67,6 +68,12 @@ struct KernelAnalysis {
 /// Analyzes one op as the model sees it: a fusec.kernel by its boundary, any
 /// other op as a kernel of its own.
 KernelAnalysis analyzeOp(mlir::Operation *op, const Target &target);
+
+/// A tensor-core GEMM kernel's epilogue: the issued instructions per output
+/// element it costs the consumer warpgroups (its ops as the code generator
+/// expands them, a full-shape input's load, each output's store), for the
+/// kernel body `block` holding the matmul(s).
+double matmulEpilogueInstructions(mlir::Block &block);
 
 struct GraphTotals {
   int kernels = 0;

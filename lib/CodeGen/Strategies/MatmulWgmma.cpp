@@ -102,6 +102,9 @@ private:
 
   Type accType;
   WgmmaStaging staging;
+  /// The consumer warpgroup's 64-row slot in its tile: its index when the
+  /// consumers share tiles, 0 in ping-pong (each owns whole tiles).
+  Value wgRow;
   Value table;
   // A pair's first and second flat index (for pairs of loads).
   Value pairFirst, pairIndex;
@@ -125,6 +128,8 @@ TmaMatmulEmitter::TmaMatmulEmitter(const StrategyInput &in, MatmulLayout layout)
   t.stages = launch.getStages();
   t.split = launch.getSplit();
   t.rhs = static_cast<int64_t>(l.rhs.size());
+  // Two consumer warpgroups with a 64-row tile take turns (ping-pong).
+  t.pingpong = t.m == 64 && launch.getBlock() == 384;
 }
 
 absl::StatusOr<Value> TmaMatmulEmitter::matmul(MatmulOp op, Value, int) {
@@ -556,7 +561,7 @@ void MatmulWgmmaEmitter::tmaRelease(int64_t g, Value smem, Value b, Value tm, Va
       batch[d] = e.urem(rest, i32(l.batch[d]));
       rest = e.udiv(rest, i32(l.batch[d]));
     }
-    Value row = e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64)));
+    Value row = e.add(e.mul(tm, i32(t.m)), e.mul(wgRow, i32(64)));
     Value col0 = e.add(e.mul(tn, i32(t.n)), i32(64 * g));
     SmallVector<int64_t> domain(l.batch.begin(), l.batch.end());
     domain.push_back(l.m);
@@ -607,7 +612,7 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
   // (+ 8) and columns 8 j + 2 (lane % 4) (+ 1) of its 64 rows: element
   // 4 j + 2 i + e of each accumulator.
   Operation *yield = body.getTerminator();
-  Value rowBase = e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64))),
+  Value rowBase = e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wgRow, i32(64))),
                         e.add(e.mul(warp, i32(16)), e.udiv(lane, i32(4))));
   Value colBase =
       e.add(e.mul(tn, i32(t.n)), e.mul(e.urem(lane, i32(4)), i32(2)));
@@ -669,7 +674,7 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
     Value rows[2];
   };
   SmallVector<CopyOut> copyOut(yield->getNumOperands());
-  Value warpRow0 = e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64))),
+  Value warpRow0 = e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wgRow, i32(64))),
                          e.mul(warp, i32(16)));
   Value colsLeft = e.sub(i32(l.n), e.mul(tn, i32(t.n)));
   Value rowsLeft = e.sub(i32(l.m), warpRow0);
@@ -856,7 +861,8 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
 absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace,
                                           Value counters) {
   Value ticks = i32(0x989680);
-  Value wg = e.sub(e.udiv(tid, i32(128)), i32(1)); // rows [64 wg, 64 wg + 64) of the tile
+  Value wg = e.sub(e.udiv(tid, i32(128)), i32(1));
+  wgRow = t.pingpong ? i32(0) : wg; // rows [64 wgRow, 64 wgRow + 64) of the tile
   Value warp = e.urem(e.udiv(tid, i32(32)), i32(4));
   Value lane = e.urem(tid, i32(32));
   Value ctid = e.sub(tid, i32(128)); // among the consumer threads
@@ -885,8 +891,8 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     SmallVector<SmallVector<Value>> db(t.rhs);
     for (int64_t kk = 0; kk < t.k / 16; ++kk) {
       Value a = l.transposeLhs
-                    ? e.add(stage, e.add(e.mul(wg, i32(t.k * 128)), i32(kk * 16 * 128)))
-                    : e.add(stage, e.add(e.mul(wg, i32(64 * 128)), i32(kk * 32)));
+                    ? e.add(stage, e.add(e.mul(wgRow, i32(t.k * 128)), i32(kk * 16 * 128)))
+                    : e.add(stage, e.add(e.mul(wgRow, i32(64 * 128)), i32(kk * 32)));
       da.push_back(descriptor(a, l.transposeLhs ? t.k * 128 : 16));
       for (int64_t r = 0; r < t.rhs; ++r) {
         Value bAddr = e.add(stage, i32(aBytes + r * bBytes +
@@ -919,11 +925,28 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
                             NVVM::BarrierReductionAttr(), Value());
   };
 
-  e.loop(e.ctaidX(), i32(numTiles * t.split), e.nctaidX(), {i32(0)},
+  // Ping-pong: warpgroup w takes the CTA's units w, w + 2, ... of its
+  // sequence ctaid, ctaid + nctaid, ...; its first k-block of the unit is the
+  // unit's place in the sequence times numK (split-K is never ping-pong).
+  // The mainloops alternate on named barriers 4 + w: a warpgroup starts a
+  // unit's after the other's previous unit has passed its last "full"
+  // wait, so no stage's barrier can be two phases behind the use it is
+  // waited for (the other's uses lie between), and the tensor cores serve
+  // one warpgroup at a time while the other runs its epilogue.
+  Value total = i32(numTiles * t.split);
+  Value firstUnit = t.pingpong ? e.add(e.ctaidX(), e.mul(wg, e.nctaidX())) : e.ctaidX();
+  Value unitStep = t.pingpong ? e.mul(e.nctaidX(), i32(2)) : e.nctaidX();
+  Value firstIt = t.pingpong ? e.mul(wg, i32(numK)) : i32(0);
+  e.loop(firstUnit, total, unitStep, {firstIt},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     auto [b, tm, tn, part] = decodeUnit(unit);
     auto [kBegin, kEnd] = kRange(part);
     Value it0 = carried[0];
+    if (t.pingpong)
+      e.ifThen(e.icmp(LLVM::ICmpPredicate::uge, unit, e.nctaidX()), [&] {
+        NVVM::BarrierOp::create(builder, Type(), e.add(wg, i32(4)), i32(256),
+                                NVVM::BarrierReductionAttr(), Value());
+      });
     // The first k-block starts the accumulators; each later one waits for
     // the previous group (one stays in flight) and releases its stage.
     SmallVector<Value> accs = issue(it0, {});
@@ -942,6 +965,12 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
         });
     it = out[0];
     accs.assign(out.begin() + 1, out.end());
+    // Ping-pong: every wait on a "full" barrier of the unit is behind; the
+    // other warpgroup's next unit (the next of the sequence) may start.
+    if (t.pingpong)
+      e.ifThen(e.icmp(LLVM::ICmpPredicate::ult, e.add(unit, e.nctaidX()), total), [&] {
+        NVVM::BarrierArriveOp::create(builder, e.sub(i32(5), wg), i32(256));
+      });
     accs = waitAcc(accs, 0);
     // A fence before the epilogue: ptxas would otherwise hoist the
     // epilogue's loads (a bias) above the wait, into the last wgmmas'
@@ -961,7 +990,8 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
 
     if (t.split == 1) {
       runEpilogue(accs);
-      return {it};
+      // Past the other warpgroup's unit, which comes next in the sequence.
+      return {t.pingpong ? e.add(it, i32(numK)) : it};
     }
     // Split-K: this part's accumulators to the workspace, then the last part
     // of the tile (counted atomically) sums every part in order and runs the
@@ -986,7 +1016,7 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     Value holds; // null: every thread holds rows
     if (l.m % t.m != 0)
       holds = e.icmp(LLVM::ICmpPredicate::slt,
-                     e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wg, i32(64))),
+                     e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wgRow, i32(64))),
                            e.add(e.mul(warp, i32(16)), e.udiv(lane, i32(4)))),
                      i32(l.m));
     Value mine = slot(part);
@@ -1079,6 +1109,8 @@ absl::Status MatmulWgmmaEmitter::build() {
         wgmmaSharedBytes(t), " this tile needs (re-run fusec-tile)"));
   if (numTiles * t.split >= (int64_t(1) << 31))
     return unimplemented(kernel, "more than 2^31 work units");
+  if (t.pingpong && t.split > 1)
+    return absl::InvalidArgumentError("matmul_wgmma: a ping-pong plan cannot split K");
   if (t.split > 1 && perSplit * (t.split - 1) >= numK)
     return absl::InvalidArgumentError("matmul_wgmma: a split leaves a part of K empty");
   accType = LLVM::LLVMStructType::getLiteral(e.ctx, SmallVector<Type>(t.n / 2, e.f32));
@@ -1107,7 +1139,7 @@ absl::Status MatmulWgmmaEmitter::build() {
                                    Value());
       NVVM::MBarrierInitOp::create(builder,
                                    sharedAt(smem, i32(barrierOffset + 8 * (t.stages + s))),
-                                   i32(128 * t.consumers()), Value());
+                                   i32(128 * (t.pingpong ? 1 : t.consumers())), Value());
     }
     NVVM::FenceMbarrierInitOp::create(builder);
   });
@@ -1153,9 +1185,11 @@ absl::StatusOr<TensorCoreKernel> emitMatmulWgmma(const StrategyInput &in) {
     return absl::InvalidArgumentError(
         "matmul_wgmma builds 64 or 128 x 64, 128, 192 or 256 tiles with 64 K a stage, at most "
         "256 accumulator columns");
-  if (in.launch.getBlock() != 128 * (1 + tile[0] / 64))
+  if (in.launch.getBlock() != 128 * (1 + tile[0] / 64) &&
+      !(tile[0] == 64 && in.launch.getBlock() == 384))
     return absl::InvalidArgumentError("matmul_wgmma runs a producer and a consumer warpgroup "
-                                      "per 64 rows of the tile");
+                                      "per 64 rows of the tile, or two ping-pong consumers of "
+                                      "64-row tiles (384 threads)");
   MatmulWgmmaEmitter emitter(in, *layout);
   if (auto st = emitter.build(); !st.ok())
     return st;

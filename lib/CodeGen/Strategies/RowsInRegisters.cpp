@@ -65,7 +65,7 @@ protected:
     // of f32 from the quotient).
     auto bc = op.getRhs().getDefiningOp<BroadcastOp>();
     if (!bc || broadcastSource(bc, index) != row)
-      return e.fdiv(a, b);
+      return KernelEmitter::divide(op, a, b, index);
     auto it = reciprocals.find(b);
     if (it == reciprocals.end())
       it = reciprocals.try_emplace(b, e.fdiv(e.f32c(1), b)).first;

@@ -1,16 +1,18 @@
 // matmul_wgmma: the Hopper tensor-core GEMM, read at the LLVM/NVVM dialect
 // and assembled by ptxas with no spill and no wgmma serialization warning.
-// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
-// RUN: fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PLAN
+// FUSEC_WGMMA_PINGPONG=0 keeps the cooperative schedule these checks
+// describe (matmul-wgmma-pingpong.mlir covers ping-pong).
+// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
+// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PLAN
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
+// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=ATTRS < %t/out.mlir
 // RUN: FileCheck %s --check-prefix=PTX < %t/gelu_bias.k0_matmul_cast.ptx
 // RUN: FileCheck %s --check-prefix=ODD < %t/lm_head.k0_matmul.ptx
 // RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/gelu_bias.k0_matmul_cast.ptx %t/linear.k0_matmul.ptx %t/batched_t.k0_matmul.ptx %t/lm_head.k0_matmul.ptx %t/qkv_heads.k0_matmul.ptx %t/residual_f32.k0_matmul_add.ptx
 // The escape switch: FUSEC_TMA_STORE=0 stores pairs from the registers
 // (and plans no buffers for it).
-// RUN: env FUSEC_TMA_STORE=0 fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s --check-prefix=NOTMA
+// RUN: env FUSEC_TMA_STORE=0 FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s --check-prefix=NOTMA
 // REQUIRES: ptxas
 
 // gelu(x W + b) in bf16, W row-major [K, N] (MN-major B).

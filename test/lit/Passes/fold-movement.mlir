@@ -2,14 +2,16 @@
 // kernels next to them: into the store (the QKV projection writes Q, K and V
 // head-major) and into the operand load (the output projection reads the
 // attention output [B, H, S, D] through a tensor map over its factors).
-// RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
+// FUSEC_WGMMA_PINGPONG=0 keeps the cooperative schedule these checks
+// describe (matmul-wgmma-pingpong.mlir covers ping-pong).
+// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=attention_block | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=not_folded | FileCheck %s --check-prefix=SAME
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t" -o %t/out.mlir
+// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=MAPS < %t/out.mlir
 // RUN: %python %S/../CodeGen/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/attention_block.k0_matmul.ptx %t/attention_block.k8_matmul_add.ptx
-// RUN: fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="arch=sm_80 dump-dir=%t/sm_80" -o /dev/null
+// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="arch=sm_80 dump-dir=%t/sm_80" -o /dev/null
 // RUN: FileCheck %s --check-prefix=SIMT < %t/sm_80/attention_block.k0_matmul.ptx
 // REQUIRES: ptxas
 // SAME: PASS
