@@ -22,7 +22,6 @@
 #include "Strategies/Strategies.h"
 #include "fusec/CodeGen/LaunchPlan.h"
 #include "fusec/CodeGen/RowPlan.h"
-#include "fusec/Target/Roofline.h"
 #include "fusec/Target/Target.h"
 
 #include "mlir/IR/Builders.h"
@@ -554,18 +553,21 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
   t.rhs = static_cast<int64_t>(l.rhs.size());
   // 64 rows (one consumer warpgroup) when M is that small: decode.
   t.m = l.m <= 64 ? 64 : 128;
-  // Ping-pong where the epilogue would idle the tensor cores long enough:
-  // a 128 x 256 tile's k-block keeps them ~1024 cycles, its epilogue takes
-  // ~256 cycles an instruction per element (128 elements a thread, two
-  // warps a scheduler), so the epilogue's share is E / (4 numK). From 10%
-  // on, two warpgroups of 64-row tiles in turn hide it behind each other's
-  // mainloops (at the cost of reading each B tile for 64 rows, not 128).
-  // FUSEC_WGMMA_PINGPONG=0 / 1 turns it off / on wherever it applies.
+  // Ping-pong over a short K: two warpgroups of 64-row tiles in turn, one's
+  // epilogue (and the next tile's start) beside the other's mainloop.
+  // Measured on the H200 (bench/results/2026-12-03-h200-pingpong), against
+  // the cooperative 128-row tile: 5-10% faster at K = 256 and 768 where the
+  // epilogue is a large share of a tile (ViT's bias + erf GELU 0.082 ->
+  // 0.074 ms, its QKV + bias 0.056 -> 0.053, a bare K = 256 0.034 ->
+  // 0.033), even with a light one; 4-14% slower from K = 2048 on (8192^3
+  // 1.35 -> 1.54 ms: each B tile is read for 64 rows, not 128, and one
+  // warpgroup at a time feeds the tensor cores), the SwiGLU dual GEMM and
+  // ViT's K = 3072 projection included. FUSEC_WGMMA_PINGPONG=0 / 1 turns
+  // it off / on wherever it applies.
   int64_t numK = (l.k + t.k - 1) / t.k;
   if (t.m == 128 && pingpongAllowed) {
     const char *knob = std::getenv("FUSEC_WGMMA_PINGPONG");
-    bool rule = !l.ops.empty() &&
-                matmulEpilogueInstructions(*l.ops[0]->getBlock()) >= 0.4 * double(numK);
+    bool rule = numK <= 12;
     t.pingpong = knob && *knob ? std::string(knob) != "0" : rule;
     if (t.pingpong)
       t.m = 64;

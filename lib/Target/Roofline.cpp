@@ -267,9 +267,14 @@ KernelAnalysis analyzeOp(Operation *op, const Target &target) {
         // The epilogue's arithmetic runs on the consumer warpgroups between
         // two mainloops: after the tensor cores, not beside them. In
         // ping-pong (two consumers of 64-row tiles, 384 threads) one
-        // warpgroup's epilogue runs beside the other's mainloop: each
-        // takes a tile per mainloop + epilogue, two at a time, at most one
-        // on the tensor cores.
+        // warpgroup's epilogue runs beside the other's mainloop. Measured
+        // on the H200 (bench/results/2026-12-03-h200-pingpong): its
+        // mainloop is 1.14x slower (each B tile read for 64 rows, one
+        // warpgroup at a time on the tensor cores: 8192^3 1.35 -> 1.54 ms),
+        // and a warpgroup's epilogue of a 64-row tile takes as long as both
+        // warpgroups' of a 128-row one (its warps alone on their
+        // schedulers, latency-bound), so two tiles take max(mainloop,
+        // half the mainloop + the cooperative epilogue).
         // Its issue rate, not the FMA pipes' peak: two warps a scheduler
         // with dependent chains issue about every other cycle.
         double lanes = target.value("sm_count") * 128 * target.value("clock_ghz") * 1e9 * 0.5;
@@ -279,8 +284,10 @@ KernelAnalysis analyzeOp(Operation *op, const Target &target) {
                                      matmulEpilogueInstructions(kernel.getBody().front()) / lanes
                                : 0.0);
         bool pingpong = tile[0] == 64 && launch.getBlock() == 384;
-        k.tensorSeconds = pingpong ? std::max(k.tensorSeconds, (k.tensorSeconds + epilogue) / 2)
-                                   : k.tensorSeconds + epilogue;
+        constexpr double kPingpongMainloop = 1.14;
+        double mainloop = k.tensorSeconds * (pingpong ? kPingpongMainloop : 1.0);
+        k.tensorSeconds = pingpong ? std::max(mainloop, mainloop / 2 + epilogue)
+                                   : mainloop + epilogue;
         gemmLatency = target.value("gemm_latency_us") * 1e-6;
       }
     }

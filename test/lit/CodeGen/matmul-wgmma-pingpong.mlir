@@ -1,9 +1,9 @@
-// matmul_wgmma's ping-pong schedule: where the epilogue would idle the
-// tensor cores (ViT's MLP up projection: K = 768, bias and an erf GELU as
-// the ONNX exporter writes it), two consumer warpgroups own whole 64-row
-// tiles and take the CTA's units in turn; their mainloops alternate on
-// named barriers 4 and 5, so one's epilogue runs beside the other's
-// wgmmas. A long K keeps the cooperative 128-row tile; the escape switch
+// matmul_wgmma's ping-pong schedule: over a short K (at most 12 k-blocks:
+// ViT's MLP up projection, K = 768, with a bias and an erf GELU as the ONNX
+// exporter writes it), two consumer warpgroups own whole 64-row tiles and
+// take the CTA's units in turn; their mainloops alternate on named
+// barriers 4 and 5, so one's epilogue runs beside the other's wgmmas. A
+// long K keeps the cooperative 128-row tile; the escape switch
 // FUSEC_WGMMA_PINGPONG=0 keeps it everywhere.
 // RUN: fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PLAN
 // RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=COOP
@@ -62,7 +62,7 @@ func.func @vit_fc1(%x: tensor<6304x768xf16>, %w: tensor<768x3072xf16>, %b: tenso
   return %e5 : tensor<6304x3072xf16>
 }
 
-// A residual with K = 768: the epilogue's load latency makes it ping-pong.
+// A residual with K = 768: ping-pong too.
 // PLAN-LABEL: func.func @residual
 // PLAN: block = 384, tile = [64, {{[0-9]+}}, 64]
 func.func @residual(%x: tensor<4096x768xbf16>, %w: tensor<768x768xbf16>, %r: tensor<4096x768xbf16>) -> tensor<4096x768xbf16> {
