@@ -27,13 +27,15 @@
 // CHECK: nvvm.mbarrier.init %{{.*}}, %[[WG]]
 // CHECK: nvvm.setmaxregister  increase 232
 // Warpgroup w starts at unit ctaid + w nctaid, k-block w numK (12), and
-// steps two units.
-// CHECK: %[[NCTA:.*]] = nvvm.read.ptx.sreg.nctaid.x
-// CHECK: %[[SHIFT:.*]] = llvm.mul %[[W:.*]], %[[NCTA]]
-// CHECK: %[[CTA:.*]] = nvvm.read.ptx.sreg.ctaid.x
-// CHECK: llvm.add %[[CTA]], %[[SHIFT]]
-// CHECK: llvm.mlir.constant(12 : i32)
-// CHECK: llvm.mul %[[W]]
+// steps two units (DAG: the host compiler decides which operand is built
+// first).
+// CHECK-DAG: %[[NCTA:.*]] = nvvm.read.ptx.sreg.nctaid.x
+// CHECK-DAG: %[[CTA:.*]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK-DAG: %[[SHIFT:.*]] = llvm.mul %[[W:[^,]*]], %[[NCTA]]
+// CHECK-DAG: %[[FIRST:.*]] = llvm.add %[[CTA]], %[[SHIFT]]
+// CHECK-DAG: %[[NUMK:.*]] = llvm.mlir.constant(12 : i32)
+// CHECK-DAG: %[[IT:.*]] = llvm.mul %[[W]], %[[NUMK]]
+// CHECK: llvm.br ^bb{{[0-9]+}}(%[[FIRST]], %[[IT]] : i32, i32)
 // Before a unit's mainloop (all but the CTA's first): its turn, barrier
 // 4 + w, 256 threads (the other warpgroup arrives there).
 // CHECK: llvm.icmp "uge"
