@@ -18,7 +18,10 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
+#include <limits>
+#include <optional>
 #include <queue>
+#include <vector>
 
 namespace fusec {
 #define GEN_PASS_DEF_FUSE
@@ -121,6 +124,26 @@ private:
   std::optional<Group> tryMerge(const Group &a, const Group &b,
                                 bool vertical) const;
   bool reaches(int from, int to, int skipDirect) const;
+  /// The first op index from `l` on that no live merged group spans (has
+  /// ops at or before it and after it): past it, no group reaches a group
+  /// whose ops end at `l`.
+  int spanBound(int l) const;
+  /// Bumped whenever `groups` changes; `spans` (the live merged groups'
+  /// [minIndex, maxIndex] by minIndex, with running maxima) follow it.
+  /// `merged`: the ids of the live groups of more than one op.
+  int epoch = 0;
+  llvm::DenseSet<int> merged;
+  void changed(int id) {
+    const Group &g = groups[id];
+    if (g.alive && g.maxIndex > g.minIndex)
+      merged.insert(id);
+    else
+      merged.erase(id);
+    ++epoch;
+  }
+  mutable int spansEpoch = -1;
+  mutable std::vector<std::pair<int, int>> spans;
+  mutable std::vector<int> spansMax;
   SmallVector<int> successors(const Group &g, SmallVectorImpl<int> *viaFree = nullptr) const;
   void pushCandidates(int g);
   void applyMerges(size_t count);
@@ -239,6 +262,29 @@ SmallVector<int> Fuser::successors(const Group &g, SmallVectorImpl<int> *viaFree
   return out;
 }
 
+int Fuser::spanBound(int l) const {
+  if (spansEpoch != epoch) {
+    spans.clear();
+    for (int id : merged)
+      spans.push_back({groups[id].minIndex, groups[id].maxIndex});
+    llvm::sort(spans);
+    spansMax.resize(spans.size());
+    for (size_t i = 0; i < spans.size(); ++i)
+      spansMax[i] = std::max(spans[i].second, i ? spansMax[i - 1] : spans[i].second);
+    spansEpoch = epoch;
+  }
+  // The spans that start at or before l end at most at spansMax; past l,
+  // that is the new point (such a group spans l), until none reaches past.
+  // `to`'s own span is among them; it ends at l, so it never widens.
+  for (;;) {
+    auto end = llvm::upper_bound(spans, std::make_pair(l, std::numeric_limits<int>::max()));
+    size_t count = static_cast<size_t>(end - spans.begin());
+    if (count == 0 || spansMax[count - 1] <= l)
+      return l;
+    l = spansMax[count - 1];
+  }
+}
+
 /// Is there a path from group `from` to group `to` that passes through at
 /// least one other group? (`skipDirect`: ignore the direct edge.)
 bool Fuser::reaches(int from, int to, int skipDirect) const {
@@ -251,12 +297,25 @@ bool Fuser::reaches(int from, int to, int skipDirect) const {
     if (!(skipDirect && s == to))
       stack.push_back(s);
   }
-  int limit = groups[to].maxIndex;
+  // Op order bounds the search: an edge into a group always goes to a
+  // later op. But a merged group need not be contiguous in op order, so a
+  // group whose ops all come after `to`'s last op can still reach `to`,
+  // through a group with ops on both sides of that point: past spanBound,
+  // none can (the first group of such a path at or before the bound would
+  // have an op after it).
+  std::optional<int> bound;
+  auto prunable = [&](const Group &g) {
+    if (g.minIndex <= groups[to].maxIndex)
+      return false;
+    if (!bound)
+      bound = spanBound(groups[to].maxIndex);
+    return g.minIndex > *bound;
+  };
   while (!stack.empty()) {
     int g = stack.pop_back_val();
     if (g == to)
       return true;
-    if (!seen.insert(g).second || groups[g].minIndex > limit)
+    if (!seen.insert(g).second || prunable(groups[g]))
       continue;
     for (int s : successors(groups[g]))
       stack.push_back(s);
@@ -429,6 +488,9 @@ void Fuser::pushCandidates(int gi) {
 
 void Fuser::applyMerges(size_t count) {
   groups = initial;
+  merged.clear();
+  for (const Group &g : groups)
+    changed(g.id);
   for (auto [i, g] : llvm::enumerate(groupParent))
     g = static_cast<int>(i);
   for (size_t i = 0; i < count; ++i) {
@@ -443,6 +505,8 @@ void Fuser::applyMerges(size_t count) {
     groups[a] = std::move(*m);
     groups[b].alive = false;
     groupParent[b] = a;
+    changed(a);
+    changed(b);
   }
 }
 
@@ -484,6 +548,8 @@ LogicalResult Fuser::run() {
     merges.push_back({a.id, b.id});
     groups[a.id] = std::move(*m);
     b.alive = false;
+    changed(a.id);
+    changed(b.id);
     groupParent[b.id] = a.id;
     pushCandidates(a.id);
   }
@@ -512,6 +578,8 @@ LogicalResult Fuser::run() {
       groups[a] = std::move(*m);
       groups[b].alive = false;
       groupParent[b] = a;
+      changed(a);
+      changed(b);
       if (int64_t peak = peakOf(/*fused=*/true); peak > unfusedPeak) {
         if (remarks)
           mlir::emitRemark(ops[groups[b].ops.front()]->getLoc())
@@ -520,6 +588,8 @@ LogicalResult Fuser::run() {
               << unfusedPeak;
         groups[a] = std::move(saved);
         groups[b].alive = true;
+        changed(a);
+        changed(b);
         groupParent[b] = b;
         ++skipped;
         continue;
