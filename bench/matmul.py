@@ -189,6 +189,16 @@ def small_cases():
     # ragged last row tile.
     cases.append(dict(m=6000, n=520, k=72, epilogue="bias_gelu_onnx", dt="f16"))
     cases.append(dict(m=6000, n=520, k=200, epilogue="residual", tr=True))
+    # Decode (M <= 32): the swapped tile (the weights as wgmma's A, the
+    # tokens as its N): K-major and MN-major weights, ragged tokens and
+    # columns, epilogues, split-K with a partial token tile (the threads
+    # that hold no token), a batch, f16, an f32 output.
+    cases.append(dict(m=3, n=264, k=520, epilogue="bias"))
+    cases.append(dict(m=24, n=200, k=136, tr=True, epilogue="residual"))
+    cases.append(dict(m=9, n=4104, k=2056, tr=True, epilogue="bias_gelu"))
+    cases.append(dict(m=32, n=136, k=72, batch=(3,), dt="f16"))
+    cases.append(dict(m=5, n=263, k=1040, tr=True, out="f32"))
+    cases.append(dict(m=1, n=1000, k=4096))
     # Rows not a multiple of 16 bytes: the SIMT fallback, still correct.
     cases.append(dict(m=33, n=17, k=17))
     cases.append(dict(m=5, n=7, k=9, tr=True))
@@ -206,7 +216,7 @@ def main():
     # Movement folded into the store and the load: ragged rows on the store
     # side, both sides on tensor cores and on the SIMT fallback (sm_80 code).
     if small:
-        for b, sq, h, d in ((2, 256, 4, 64), (1, 100, 2, 128), (3, 256, 2, 64)):
+        for b, sq, h, d in ((2, 256, 4, 64), (1, 100, 2, 128), (3, 256, 2, 64), (1, 16, 2, 64)):
             cases.append(dict(heads=(b, sq, h, d)))
             cases.append(dict(heads=(b, sq, h, d), arch="sm_80"))
     for i, c in enumerate(cases):

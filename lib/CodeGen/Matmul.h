@@ -130,12 +130,21 @@ struct WgmmaTile {
   /// 384 threads with a 64-row tile say so). Else the consumers share each
   /// tile, 64 rows each, and run its epilogue together.
   bool pingpong = false;
-  int64_t consumers() const { return pingpong ? 2 : m / 64; }
+  /// Swapped operands (decode): a tile of fewer than 64 rows (8 to 56, a
+  /// multiple of 8) takes the rhs as wgmma's A operand, 64 of its columns a
+  /// consumer warpgroup (n is 64 or 128), and the lhs rows (the tokens) as
+  /// wgmma's N, so that a stage holds the weights and only as many token
+  /// rows as there are, and more tiles along M and N fill the SMs without
+  /// splitting K. One rhs, a K-major lhs, no TMA store.
+  bool swapped() const { return m < 64; }
+  int64_t consumers() const { return pingpong ? 2 : swapped() ? n / 64 : m / 64; }
   int64_t threads() const { return 128 * (1 + consumers()); }
   /// Bytes of one pipeline stage.
   int64_t stageBytes() const { return (m + rhs * n) * k * 2; }
+  /// wgmma's N: the columns of a consumer's accumulator.
+  int64_t accCols() const { return swapped() ? m : n; }
   /// f32 accumulator registers a consumer thread holds.
-  int64_t accRegs() const { return rhs * n / 2; }
+  int64_t accRegs() const { return rhs * accCols() / 2; }
 };
 /// How the epilogue stages its full-shape outputs through shared memory
 /// when N is odd, so that they reach global memory in coalesced rows (of
@@ -179,8 +188,13 @@ WgmmaStaging wgmmaStaging(const MatmulLayout &layout, bool tmaStore = tmaStoreEn
 /// Chooses the tile, stages and split for `layout` on a target with `sms`
 /// SMs and `smemBytes` of shared memory per SM (a ping-pong schedule where
 /// allowed and the epilogue is heavy enough).
+/// `pingpongAllowed`, `swapAllowed`: whether the ping-pong and the
+/// swapped (decode) tiles may be chosen (tcgen05 takes neither).
 WgmmaTile chooseWgmmaTile(const MatmulLayout &layout, int64_t sms, int64_t smemBytes,
-                          bool pingpongAllowed = true);
+                          bool pingpongAllowed = true, bool swapAllowed = true);
+/// Whether the swapped tile can take `layout` (one rhs, a K-major lhs
+/// read by plain TMA boxes, not an implicit GEMM).
+bool swapReadable(const MatmulLayout &layout);
 /// Dynamic shared memory of a wgmma kernel: 1 KiB alignment slack, the
 /// stages, two mbarriers a stage, a flag and the epilogue's staging.
 inline int64_t wgmmaSharedBytes(const WgmmaTile &t) {

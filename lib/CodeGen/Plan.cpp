@@ -547,12 +547,29 @@ WgmmaStaging wgmmaStaging(const MatmulLayout &l, bool tmaStore) {
   return st;
 }
 
+bool swapReadable(const MatmulLayout &l) {
+  return l.rhs.size() == 1 && !l.shifted && !l.transposeLhs;
+}
+
 WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
-                          bool pingpongAllowed) {
+                          bool pingpongAllowed, bool swapAllowed) {
   WgmmaTile t;
   t.rhs = static_cast<int64_t>(l.rhs.size());
   // 64 rows (one consumer warpgroup) when M is that small: decode.
   t.m = l.m <= 64 ? 64 : 128;
+  // Decode (M <= 32): swapped operands, the weights as wgmma's A (64 of
+  // them a consumer) and the tokens as its N, rounded up to 8 (WgmmaTile::
+  // swapped). A stage then holds the weights and the tokens there are,
+  // not 64 rows of which M are real, and 64-weight tiles fill the SMs
+  // with less split-K. FUSEC_WGMMA_SWAP=0 turns it off; =1 forces it
+  // wherever it can read the operands (tiles of 32 tokens past M = 32).
+  const char *swapKnob = std::getenv("FUSEC_WGMMA_SWAP");
+  bool swap = swapAllowed && swapReadable(l) &&
+              (swapKnob && *swapKnob ? std::string(swapKnob) != "0" : l.m <= 32);
+  if (swap) {
+    t.m = std::min<int64_t>((l.m + 7) / 8 * 8, 32);
+    pingpongAllowed = false;
+  }
   // Ping-pong over a short K: two warpgroups of 64-row tiles in turn, one's
   // epilogue (and the next tile's start) beside the other's mainloop.
   // Measured on the H200 (bench/results/2026-12-03-h200-pingpong), against
@@ -583,12 +600,14 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
   // fill 132 SMs in 1 and 3 full waves of 192 columns where 256 leave 27%
   // of the last wave idle; 8192 x 8192 keeps 256 (16 waves against 21).
   t.n = 128;
+  if (swap)
+    t.n = 64;
   // Decode (the 64-row tile) with K at most 3072 (48 k-blocks): 64
   // columns, twice the CTAs streaming weights for short mainloops and fewer
   // split-K reductions. Measured on the H200 over GPT-2's and Llama's
   // decode GEMMs (bench/results/2026-12-01-h200-decode-sweep): 1.06-1.42x
   // faster than 128 columns; at K = 4096 128 columns stay ahead.
-  if (!t.pingpong && t.m == 64 && l.k <= 3072 && l.n > 64)
+  else if (!t.pingpong && t.m == 64 && l.k <= 3072 && l.n > 64)
     t.n = 64;
   // At most 64 columns (a ResNet's first stage, its stem): a 128-column
   // tile would compute as many zero columns as real ones.
@@ -612,16 +631,45 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
     return v && *v ? std::atoll(v) : 0;
   };
   if (int64_t n = knob("FUSEC_WGMMA_N");
-      (n == 64 || n == 128 || n == 192 || n == 256) && n * t.rhs <= 256)
+      (n == 64 || n == 128 || n == 192 || n == 256) && n * t.rhs <= 256 && (!swap || n <= 128))
     t.n = n;
+  // The swapped tile stores from its registers (no staging) and has room
+  // for up to 16 of its small stages: the weights in flight.
+  if (swap)
+    t.staging = 0;
   int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024 - t.staging;
-  t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
+  t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, swap ? 16 : 8);
   if (int64_t stages = knob("FUSEC_WGMMA_STAGES"); stages >= 2)
     t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, std::min<int64_t>(stages, 16));
   // Split-K when the tiles fill less than half the SMs and K is long: every
   // part at least 4 k-blocks, none empty (never in ping-pong).
   int64_t n = tiles(t.n);
   int64_t forced = knob("FUSEC_WGMMA_SPLIT");
+  auto valid = [&](int64_t split) { // no part of K empty
+    return split == 1 || ((numK + split - 1) / split) * (split - 1) < numK;
+  };
+  // The swapped tile streams weights: its time is the busiest SM's bytes,
+  // so the split is the smallest that fills 90% of the last wave (its
+  // partials are a few KB), else the one that fills most. Llama's 11008
+  // columns at decode: 172 tiles fill 65% of 2 waves on 132 SMs, split 3
+  // 98% of 4.
+  if (swap && forced < 1) {
+    double best = 0;
+    for (int64_t split = 1; split <= std::min<int64_t>(16, std::max<int64_t>(1, numK / 4));
+         ++split) {
+      if (!valid(split))
+        continue;
+      int64_t units = n * split;
+      double filled = double(units) / double((units + sms - 1) / sms * sms);
+      if (filled > best + 1e-9) {
+        best = filled;
+        t.split = split;
+      }
+      if (filled >= 0.9)
+        break;
+    }
+    return t;
+  }
   if (!t.pingpong && (forced >= 1 || (2 * n <= sms && numK >= 8))) {
     int64_t split = forced >= 1 ? std::min<int64_t>({forced, numK, 16})
                                 : std::min<int64_t>({sms / n, numK / 4, 16});
@@ -633,7 +681,8 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
 }
 
 WgmmaTile chooseTcgen05Tile(const MatmulLayout &l, int64_t sms, int64_t smemBytes) {
-  WgmmaTile t = chooseWgmmaTile(l, sms, smemBytes, /*pingpongAllowed=*/false);
+  WgmmaTile t = chooseWgmmaTile(l, sms, smemBytes, /*pingpongAllowed=*/false,
+                                /*swapAllowed=*/false);
   t.m = 128;
   t.n = std::max<int64_t>(t.n, 128); // tcgen05's tiles are 128 columns or more
   t.split = 1;

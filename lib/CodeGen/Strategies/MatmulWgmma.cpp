@@ -320,7 +320,7 @@ SmallVector<TensorMapAttr> TmaMatmulEmitter::tensorMaps() {
 }
 
 SmallVector<Value> MatmulWgmmaEmitter::waitAcc(ArrayRef<Value> accs, int pending) {
-  int64_t n = t.n / 2;
+  int64_t n = t.accCols() / 2;
   SmallVector<Value> regs;
   SmallVector<Type> types;
   std::string constraints;
@@ -616,6 +616,17 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
                         e.add(e.mul(warp, i32(16)), e.udiv(lane, i32(4))));
   Value colBase =
       e.add(e.mul(tn, i32(t.n)), e.mul(e.urem(lane, i32(4)), i32(2)));
+  // Swapped, the fragment's rows are the output's columns (the rhs's) and
+  // its columns the output's rows (the tokens): thread (warp, lane) holds
+  // columns 64 wgRow + 16 warp + lane / 4 (+ 8) and rows 8 j + 2 (lane % 4)
+  // (+ 1), element 4 j + 2 i + e, each stored by itself.
+  bool swap = t.swapped();
+  Value weightBase, tokenBase;
+  if (swap) {
+    weightBase = e.add(e.add(e.mul(tn, i32(t.n)), e.mul(wgRow, i32(64))),
+                       e.add(e.mul(warp, i32(16)), e.udiv(lane, i32(4))));
+    tokenBase = e.add(e.mul(tm, i32(t.m)), e.mul(e.urem(lane, i32(4)), i32(2)));
+  }
   Value b64 = e.zext(e.i64, b);
   // The batch coordinates of the tile, outer first.
   SmallVector<Value> batch(l.batch.size());
@@ -627,7 +638,7 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
   absl::Status status = absl::OkStatus();
   // Pairs of columns when N is even (one guard, vector stores); else
   // each element by itself.
-  bool pairs = l.n % 2 == 0;
+  bool pairs = !swap && l.n % 2 == 0;
   // Outputs of other shapes: images of a full-shape value through movement
   // ops (analyzeMatmul accepted each).
   SmallVector<std::optional<StoreMap>> maps;
@@ -641,7 +652,8 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
   };
   // Pieces of columns: the odd-N staging's, the TMA store's 64-column
   // groups, or the whole tile.
-  int64_t pieceCols = staging.tma() ? 64 : staging.pieceCols > 0 ? staging.pieceCols : t.n;
+  int64_t pieceCols =
+      staging.tma() ? 64 : staging.pieceCols > 0 ? staging.pieceCols : t.accCols();
   Value quad = e.urem(lane, i32(4)), warpRow = e.udiv(lane, i32(4));
   bool tma = staging.tma();
   auto tmaStored = [&](unsigned r) { return tma && staging.tmaOffset[r] >= 0; };
@@ -714,16 +726,27 @@ absl::Status MatmulWgmmaEmitter::epilogue(Value smem, ArrayRef<Value> accs,
     tmaGroup = tmaSet(smem, g, wg);
   }
   for (int64_t i = 0; i < 2 && status.ok(); ++i) {
-    Value row = e.add(rowBase, i32(8 * i));
-    Value row64 = e.zext(e.i64, row);
-    Value rowOk = e.icmp(LLVM::ICmpPredicate::ult, row, i32(l.m));
-    Value rowFlat = e.mul(e.add(e.mul(b64, e.i64c(l.m)), row64), e.i64c(l.n));
-    int64_t pieceBegin = tma ? g : 0, pieceEnd = tma ? g + 1 : t.n / pieceCols;
+    Value row, row64, rowOk, rowFlat;
+    auto atRow = [&](Value r) {
+      row = r;
+      row64 = e.zext(e.i64, row);
+      rowOk = e.icmp(LLVM::ICmpPredicate::ult, row, i32(l.m));
+      rowFlat = e.mul(e.add(e.mul(b64, e.i64c(l.m)), row64), e.i64c(l.n));
+    };
+    if (!swap)
+      atRow(e.add(rowBase, i32(8 * i)));
+    int64_t pieceBegin = tma ? g : 0, pieceEnd = tma ? g + 1 : t.accCols() / pieceCols;
     for (int64_t piece = pieceBegin; piece < pieceEnd && status.ok(); ++piece) {
       for (int64_t jj = 0; jj < pieceCols / 8 && status.ok(); ++jj) {
         int64_t j = piece * (pieceCols / 8) + jj;
         for (int64_t p = 0; p < (pairs ? 1 : 2) && status.ok(); ++p) {
-          Value col = e.add(colBase, i32(8 * j + p));
+          Value col;
+          if (swap) {
+            col = e.add(weightBase, i32(8 * i));
+            atRow(e.add(tokenBase, i32(8 * j + p)));
+          } else {
+            col = e.add(colBase, i32(8 * j + p));
+          }
           auto body = [&] {
             openScope();
             pairLoads.clear();
@@ -869,7 +892,7 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
   int64_t consumerThreads = 128 * t.consumers();
   Value smemBase = e.trunc(e.i32, e.ptrtoint(smem));
   auto elemKind = l.element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  auto shapeAttr = NVVM::MMAShapeAttr::get(e.ctx, 64, static_cast<int>(t.n), 16);
+  auto shapeAttr = NVVM::MMAShapeAttr::get(e.ctx, 64, static_cast<int>(t.accCols()), 16);
   absl::Status status = absl::OkStatus();
 
   // Issues the wgmmas of the k-block in stage `it` on `accs` (empty: the
@@ -889,7 +912,19 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     // between their 64-element blocks.
     SmallVector<Value> da;
     SmallVector<SmallVector<Value>> db(t.rhs);
-    for (int64_t kk = 0; kk < t.k / 16; ++kk) {
+    // Swapped: A is the consumer's 64 rhs columns (K-major for a [N, K]
+    // rhs, else MN-major: one box of 64 columns by t.k), B the stage's
+    // token rows (K-major).
+    bool swap = t.swapped();
+    for (int64_t kk = 0; kk < t.k / 16 && swap; ++kk) {
+      Value a = l.transposeRhs
+                    ? e.add(stage, e.add(e.mul(wgRow, i32(64 * 128)), i32(aBytes + kk * 32)))
+                    : e.add(stage, e.add(e.mul(wgRow, i32(t.k * 128)),
+                                         i32(aBytes + kk * 16 * 128)));
+      da.push_back(descriptor(a, l.transposeRhs ? 16 : t.k * 128));
+      db[0].push_back(descriptor(e.add(stage, i32(kk * 32)), 16));
+    }
+    for (int64_t kk = 0; kk < t.k / 16 && !swap; ++kk) {
       Value a = l.transposeLhs
                     ? e.add(stage, e.add(e.mul(wgRow, i32(t.k * 128)), i32(kk * 16 * 128)))
                     : e.add(stage, e.add(e.mul(wgRow, i32(64 * 128)), i32(kk * 32)));
@@ -908,8 +943,9 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
             NVVM::WGMMATypes::f32,
             first && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
             NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-            l.transposeLhs ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-            l.transposeRhs ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+            swap ? (l.transposeRhs ? NVVM::MMALayout::row : NVVM::MMALayout::col)
+                 : (l.transposeLhs ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+            swap || l.transposeRhs ? NVVM::MMALayout::col : NVVM::MMALayout::row,
             NVVM::MMAIntOverflowAttr());
     NVVM::WgmmaGroupSyncAlignedOp::create(builder);
     return accs;
@@ -1014,7 +1050,11 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     // nothing the epilogue stores: it neither writes nor sums its partials
     // (at decode, M = 1 of a 64-row tile, 4 threads of 128 do).
     Value holds; // null: every thread holds rows
-    if (l.m % t.m != 0)
+    // Swapped, a thread holds tokens 2 (lane % 4) (+ 1, + 8 j) of the tile.
+    if (t.swapped() && l.m % t.m != 0)
+      holds = e.icmp(LLVM::ICmpPredicate::slt,
+                     e.add(e.mul(tm, i32(t.m)), e.mul(e.urem(lane, i32(4)), i32(2))), i32(l.m));
+    else if (l.m % t.m != 0)
       holds = e.icmp(LLVM::ICmpPredicate::slt,
                      e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wgRow, i32(64))),
                            e.add(e.mul(warp, i32(16)), e.udiv(lane, i32(4)))),
@@ -1022,11 +1062,11 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     Value mine = slot(part);
     auto storePartial = [&] {
       for (int64_t r = 0; r < t.rhs; ++r)
-        for (int64_t q = 0; q < t.n / 2; q += 4) {
+        for (int64_t q = 0; q < t.accCols() / 2; q += 4) {
           SmallVector<Value> four;
           for (int64_t x = 0; x < 4; ++x)
             four.push_back(e.extractValue(accs[r], q + x));
-          e.store(e.pack(four), group(mine, r * t.n / 2 + q), 16);
+          e.store(e.pack(four), group(mine, r * t.accCols() / 2 + q), 16);
         }
     };
     if (holds)
@@ -1049,31 +1089,53 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     Value last = e.icmp(LLVM::ICmpPredicate::ne, e.load(e.i32, flag), i32(0));
     e.ifThen(last, [&] {
       LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
-      // A loop over the parts (not unrolled: one part's loads live at a
-      // time), summing in order.
-      SmallVector<Value> zeros(t.rhs * t.n / 2, e.f32c(0));
-      SmallVector<Value> total = e.loop(
-          i32(0), holds ? e.select(holds, i32(t.split), i32(0)) : i32(t.split), i32(1), zeros,
-          [&](Value p, ValueRange sums) -> SmallVector<Value> {
-            Value from = slot(p);
-            SmallVector<Value> next(sums.begin(), sums.end());
-            for (int64_t q = 0; q < t.rhs * t.n / 2; q += 4) {
-              Value four = LLVM::LoadOp::create(builder, VectorType::get({4}, e.f32),
-                                                group(from, q), 16, /*isVolatile=*/true);
+      // The parts summed in order, their loads issued ahead of the sums:
+      // chunks of the thread's floats whose loads of every part (at most
+      // 128 floats) are in flight together, one round trip to L2 a chunk,
+      // not one a part (with the sums, at most 192 floats live). A thread
+      // that holds nothing the epilogue stores sums nothing.
+      int64_t chunk =
+          std::max<int64_t>(4, std::min<int64_t>(regs, std::max<int64_t>(0, 192 - regs) /
+                                                           t.split / 4 * 4));
+      auto sumParts = [&]() -> SmallVector<Value> {
+        SmallVector<Value> sums(regs, e.f32c(0));
+        for (int64_t q0 = 0; q0 < regs; q0 += chunk) {
+          int64_t q1 = std::min(regs, q0 + chunk);
+          SmallVector<SmallVector<Value>> loaded(t.split);
+          for (int64_t p = 0; p < t.split; ++p) {
+            Value from = slot(i32(p));
+            for (int64_t q = q0; q < q1; q += 4)
+              loaded[p].push_back(LLVM::LoadOp::create(builder, VectorType::get({4}, e.f32),
+                                                       group(from, q), 16,
+                                                       /*isVolatile=*/true));
+          }
+          for (int64_t p = 0; p < t.split; ++p)
+            for (int64_t q = q0; q < q1; q += 4)
               for (int64_t x = 0; x < 4; ++x)
-                next[q + x] = e.fadd(sums[q + x], e.extract(four, x));
-            }
-            return next;
-          });
-      SmallVector<SmallVector<Value>> sums(t.rhs, SmallVector<Value>(t.n / 2));
-      for (int64_t r = 0; r < t.rhs; ++r)
-        for (int64_t q = 0; q < t.n / 2; ++q)
-          sums[r][q] = total[r * t.n / 2 + q];
+                sums[q + x] = e.fadd(sums[q + x], e.extract(loaded[p][(q - q0) / 4], x));
+        }
+        return sums;
+      };
+      SmallVector<Value> total;
+      if (holds) {
+        SmallVector<Type> types(regs, e.f32);
+        Block *yes = e.newBlock(), *join = e.newBlock(types);
+        e.condBr(holds, yes, join, {}, SmallVector<Value>(regs, e.f32c(0)));
+        e.setBlock(yes);
+        e.br(join, sumParts());
+        e.moveToEnd(join);
+        e.setBlock(join);
+        total.assign(join->getArguments().begin(), join->getArguments().end());
+      } else {
+        total = sumParts();
+      }
+      int64_t cols = t.accCols() / 2;
       SmallVector<Value> finals;
       for (int64_t r = 0; r < t.rhs; ++r) {
         Value acc = LLVM::UndefOp::create(builder, accType);
-        for (int64_t q = 0; q < t.n / 2; ++q)
-          acc = LLVM::InsertValueOp::create(builder, acc, sums[r][q], ArrayRef<int64_t>{q});
+        for (int64_t q = 0; q < cols; ++q)
+          acc = LLVM::InsertValueOp::create(builder, acc, total[r * cols + q],
+                                            ArrayRef<int64_t>{q});
         finals.push_back(acc);
       }
       runEpilogue(finals);
@@ -1092,7 +1154,8 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
 }
 
 absl::Status MatmulWgmmaEmitter::build() {
-  staging = wgmmaStaging(l);
+  // The swapped tile stores each element from its registers.
+  staging = t.swapped() ? WgmmaStaging{} : wgmmaStaging(l);
   t.staging = staging.bytes(t.consumers());
   if (staging.tma()) {
     for (auto [r, offset] : llvm::enumerate(staging.tmaOffset))
@@ -1113,7 +1176,7 @@ absl::Status MatmulWgmmaEmitter::build() {
     return absl::InvalidArgumentError("matmul_wgmma: a ping-pong plan cannot split K");
   if (t.split > 1 && perSplit * (t.split - 1) >= numK)
     return absl::InvalidArgumentError("matmul_wgmma: a split leaves a part of K empty");
-  accType = LLVM::LLVMStructType::getLiteral(e.ctx, SmallVector<Type>(t.n / 2, e.f32));
+  accType = LLVM::LLVMStructType::getLiteral(e.ctx, SmallVector<Type>(t.accCols() / 2, e.f32));
 
   // Registers capped for setmaxnreg (one CTA an SM); the tensor-map table,
   // then split-K's workspace and counters, are the last parameters.
@@ -1179,6 +1242,22 @@ absl::StatusOr<TensorCoreKernel> emitMatmulWgmma(const StrategyInput &in) {
     return unimplemented(in.kernel, "matmul_wgmma cannot take this kernel: " + why);
   auto tile = in.launch.getTile();
   int64_t rhs = static_cast<int64_t>(layout->rhs.size());
+  // A swapped (decode) tile: 8 to 56 token rows by 64 or 128 weights.
+  if (tile.size() == 3 && tile[0] < 64) {
+    if (tile[0] < 8 || tile[0] % 8 != 0 || (tile[1] != 64 && tile[1] != 128) || tile[2] != 64)
+      return absl::InvalidArgumentError("matmul_wgmma's swapped tile is 8 to 56 rows (a multiple "
+                                        "of 8) by 64 or 128 columns with 64 K a stage");
+    if (!swapReadable(*layout))
+      return absl::InvalidArgumentError("matmul_wgmma's swapped tile takes one rhs and a K-major "
+                                        "lhs (re-run fusec-tile)");
+    if (in.launch.getBlock() != 128 * (1 + tile[1] / 64))
+      return absl::InvalidArgumentError("matmul_wgmma's swapped tile runs a producer and a "
+                                        "consumer warpgroup per 64 columns");
+    MatmulWgmmaEmitter emitter(in, *layout);
+    if (auto st = emitter.build(); !st.ok())
+      return st;
+    return TensorCoreKernel{emitter.tensorMaps(), emitter.scratch()};
+  }
   if (tile.size() != 3 || (tile[0] != 64 && tile[0] != 128) ||
       (tile[1] != 64 && tile[1] != 128 && tile[1] != 192 && tile[1] != 256) ||
       tile[2] != 64 || tile[1] * rhs > 256)

@@ -1,12 +1,13 @@
 // matmul_wgmma tile variants: the narrow (decode) tile, split-K, the dual
 // GEMM that shares one lhs (SwiGLU) and 192-column tiles, each assembled by
 // ptxas without spills.
-// FUSEC_WGMMA_PINGPONG=0 keeps the cooperative schedule these checks
-// describe (matmul-wgmma-pingpong.mlir covers ping-pong).
-// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PLAN
-// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
+// FUSEC_WGMMA_PINGPONG=0 and FUSEC_WGMMA_SWAP=0 keep the cooperative
+// schedule and the unswapped decode tile these checks describe
+// (matmul-wgmma-pingpong.mlir and matmul-wgmma-swap.mlir cover the others).
+// RUN: env FUSEC_WGMMA_PINGPONG=0 FUSEC_WGMMA_SWAP=0 fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PLAN
+// RUN: env FUSEC_WGMMA_PINGPONG=0 FUSEC_WGMMA_SWAP=0 fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
+// RUN: env FUSEC_WGMMA_PINGPONG=0 FUSEC_WGMMA_SWAP=0 fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=ATTRS < %t/out.mlir
 // RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/decode.k0_matmul.ptx %t/split_k.k0_matmul.ptx %t/swiglu.k0_matmul_mul.ptx %t/qkv.k0_matmul_add.ptx %t/proj_odd.k0_matmul_add.ptx %t/decode_short_k.k0_matmul_add.ptx
 // REQUIRES: ptxas
