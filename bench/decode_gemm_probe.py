@@ -26,13 +26,22 @@ OUT = os.environ.get("OUT", "bench/out")
 BIN = os.environ.get("FUSEC_BIN", ".device/bin")
 SHAPES = [(1, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (256, 4096, 4096),
           (32, 6144, 2048), (32, 2048, 5632)]
+# DECODE_SHAPES="MxNxK,..." replaces the list.
+if os.environ.get("DECODE_SHAPES"):
+    SHAPES = [tuple(int(x) for x in s.split("x")) for s in os.environ["DECODE_SHAPES"].split(",")]
 METRICS = "gpu__time_duration.sum,dram__bytes_read.sum,launch__grid_size,launch__block_size"
 
 
 # Plan variants timed under ncu beside the default (the measurement switches
 # of bench/matmul_sweep.py).
+# DECODE_VARIANTS="name:VAR=v,VAR=v;name:..." replaces the list.
 VARIANTS = [("n64", {"FUSEC_WGMMA_N": "64"}), ("split8", {"FUSEC_WGMMA_SPLIT": "8"}),
             ("split2", {"FUSEC_WGMMA_SPLIT": "2"})]
+if os.environ.get("DECODE_VARIANTS"):
+    VARIANTS = []
+    for item in os.environ["DECODE_VARIANTS"].split(";"):
+        name, _, assigns = item.partition(":")
+        VARIANTS.append((name, dict(a.split("=", 1) for a in assigns.split(",") if a)))
 
 
 def ncu(cmd, pick, env=None):

@@ -648,26 +648,40 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
   auto valid = [&](int64_t split) { // no part of K empty
     return split == 1 || ((numK + split - 1) / split) * (split - 1) < numK;
   };
-  // The swapped tile streams weights: its time is the busiest SM's bytes,
-  // so the split is the smallest that fills 90% of the last wave (its
-  // partials are a few KB), else the one that fills most. Llama's 11008
-  // columns at decode: 172 tiles fill 65% of 2 waves on 132 SMs, split 3
-  // 98% of 4.
+  // The swapped tile streams weights in one wave: of 64 or 128 columns
+  // and a split whose units fit the SMs (parts of at least 4 k-blocks),
+  // the most units, then the smaller split; where even 128-column tiles
+  // outnumber the SMs, 128 columns unsplit. A CTA that takes several
+  // split units serializes their partials' fences and counters between
+  // mainloops. Measured on the H200 under ncu (bench/results/
+  // 2026-12-03-h200-decode-swap): Llama's QKV at 32 tokens (96 tiles) in
+  // split 4 took 18.2 us against 12.1 unsplit, its up projection
+  // (11008 columns at 16 tokens) 32.3 in 516 units against 29.6-29.7 in
+  // 86 CTAs.
   if (swap && forced < 1) {
-    double best = 0;
-    for (int64_t split = 1; split <= std::min<int64_t>(16, std::max<int64_t>(1, numK / 4));
-         ++split) {
-      if (!valid(split))
+    int64_t bestUnits = 0;
+    for (int64_t cols : {64, 128}) {
+      if (knob("FUSEC_WGMMA_N") && cols != t.n)
         continue;
-      int64_t units = n * split;
-      double filled = double(units) / double((units + sms - 1) / sms * sms);
-      if (filled > best + 1e-9) {
-        best = filled;
-        t.split = split;
+      int64_t count = tiles(cols);
+      for (int64_t split = 1; split <= std::min<int64_t>(16, std::max<int64_t>(1, numK / 4));
+           ++split) {
+        if (!valid(split) || count * split > sms)
+          continue;
+        if (count * split > bestUnits) {
+          bestUnits = count * split;
+          t.n = cols;
+          t.split = split;
+        }
       }
-      if (filled >= 0.9)
-        break;
     }
+    if (bestUnits == 0) {
+      t.n = knob("FUSEC_WGMMA_N") ? t.n : 128;
+      t.split = 1;
+    }
+    t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 16);
+    if (int64_t stages = knob("FUSEC_WGMMA_STAGES"); stages >= 2)
+      t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, std::min<int64_t>(stages, 16));
     return t;
   }
   if (!t.pingpong && (forced >= 1 || (2 * n <= sms && numK >= 8))) {

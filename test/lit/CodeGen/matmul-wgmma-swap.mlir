@@ -2,7 +2,7 @@
 // rhs (the weights) is wgmma's A operand, 64 of its columns a consumer
 // warpgroup, and the tokens, rounded up to 8, are wgmma's N. A stage holds
 // 64 weight columns and the real tokens, so up to 16 stages fit, and the
-// split-K is the smallest that fills 90% of the last wave. The escape
+// tile (64 or 128 columns) and split-K fill the SMs in one wave. The escape
 // switch FUSEC_WGMMA_SWAP=0 keeps the 64-row tile; =1 forces the swap
 // wherever the operands allow it (32-token tiles past 32 rows).
 // RUN: fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PLAN
@@ -12,32 +12,28 @@
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t %t/wide
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
-// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/llama_up.k0_matmul.ptx %t/weights_mn.k0_matmul_add.ptx %t/residual.k0_matmul_add.ptx
+// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/decode.k0_matmul.ptx %t/llama_up.k0_matmul.ptx %t/weights_mn.k0_matmul_add.ptx %t/residual.k0_matmul_add.ptx
 // RUN: env FUSEC_WGMMA_N=128 fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/wide" -o %t/wide/out.mlir
-// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/wide/llama_up.k0_matmul.ptx %t/wide/residual.k0_matmul_add.ptx
+// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/wide/decode.k0_matmul.ptx %t/wide/residual.k0_matmul_add.ptx
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=residual | FileCheck %s --check-prefix=SAME
 // REQUIRES: ptxas
 
-// Llama's up projection at 16 tokens, K-major weights ([N, K]): 172 tiles
-// of 64 columns fill 65% of two waves on 132 SMs; split 3 fills 98%.
-// PLAN-LABEL: func.func @llama_up
-// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 256, tile = [16, 64, 64], stages = 16, split = 3
-// OFF-LABEL: func.func @llama_up
-// OFF: #fusec.launch<strategy = matmul_wgmma, grid = 86, block = 256, tile = [64, 128, 64], stages = 8
-// WIDE-LABEL: func.func @llama_up
-// WIDE: #fusec.launch<strategy = matmul_wgmma, grid = {{[0-9]+}}, block = 384, tile = [16, 128, 64]
+// 16 tokens by 4096 x 4096 K-major weights ([N, K]): 64 tiles of 64
+// columns, split 2 along K, fill 128 of the 132 SMs in one wave.
+// PLAN-LABEL: func.func @decode
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 128, block = 256, tile = [16, 64, 64], stages = 16, split = 2
+// OFF-LABEL: func.func @decode
+// OFF: #fusec.launch<strategy = matmul_wgmma, grid = 128, block = 256, tile = [64, 128, 64], stages = 8, split = 4
+// WIDE-LABEL: func.func @decode
+// WIDE: #fusec.launch<strategy = matmul_wgmma, grid = 128, block = 384, tile = [16, 128, 64], stages = {{[0-9]+}}, split = 4
 // CHECK-LABEL: llvm.func @k0_matmul(
 // CHECK-SAME: nvvm.maxntid = array<i32: 256>
 // CHECK-NOT: nvvm.setmaxregister
 // The weights (K-major) are A, the tokens (K-major) B, 16 of them.
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
 // Split-K: the partials of 8 floats a thread, the tile's counter, and
-// the last part's loads of all three parts before their sums.
+// the last part's loads of both parts before their sums.
 // CHECK: llvm.atomicrmw add
-// CHECK: llvm.load volatile {{.*}} vector<4xf32>
-// CHECK-NOT: llvm.fadd
-// CHECK: llvm.load volatile {{.*}} vector<4xf32>
-// CHECK-NOT: llvm.fadd
 // CHECK: llvm.load volatile {{.*}} vector<4xf32>
 // CHECK-NOT: llvm.fadd
 // CHECK: llvm.load volatile {{.*}} vector<4xf32>
@@ -49,6 +45,24 @@
 // Each element stored by itself (its neighbours are the next token's).
 // CHECK: llvm.store {{.*}} : bf16, !llvm.ptr<1>
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: llvm.return
+func.func @decode(%x: tensor<16x4096xbf16>, %w: tensor<4096x4096xbf16>) -> tensor<16x4096xbf16> {
+  %0 = fusec.matmul %x, %w {transpose_rhs} : (tensor<16x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<16x4096xbf16>
+  return %0 : tensor<16x4096xbf16>
+}
+
+// Llama's up projection at 16 tokens: 64-column tiles (172) would take
+// two waves, 128-column ones (86, two consumer warpgroups) take one,
+// unsplit.
+// PLAN-LABEL: func.func @llama_up
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 86, block = 384, tile = [16, 128, 64], stages = 12,
+// OFF-LABEL: func.func @llama_up
+// OFF: #fusec.launch<strategy = matmul_wgmma, grid = 86, block = 256, tile = [64, 128, 64], stages = 8,
+// CHECK-LABEL: llvm.func @k0_matmul(
+// CHECK-SAME: nvvm.maxntid = array<i32: 384>
+// CHECK: nvvm.setmaxregister  increase 232
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NOT: llvm.atomicrmw
 // CHECK: llvm.return
 func.func @llama_up(%x: tensor<16x4096xbf16>, %w: tensor<11008x4096xbf16>) -> tensor<16x11008xbf16> {
   %0 = fusec.matmul %x, %w {transpose_rhs} : (tensor<16x4096xbf16>, tensor<11008x4096xbf16>) -> tensor<16x11008xbf16>
