@@ -199,6 +199,8 @@ def small_cases():
     cases.append(dict(m=32, n=136, k=72, batch=(3,), dt="f16"))
     cases.append(dict(m=5, n=263, k=1040, tr=True, out="f32"))
     cases.append(dict(m=1, n=1000, k=4096))
+    # A dual GEMM (SwiGLU) at decode: MN-major weights, split-K.
+    cases.append(dict(m=8, n=1000, k=2056, epilogue="swiglu"))
     # More 64-column tiles than SMs: 128 columns, two consumer warpgroups.
     cases.append(dict(m=8, n=8968, k=264, tr=True, epilogue="bias"))
     # Rows not a multiple of 16 bytes: the SIMT fallback, still correct.

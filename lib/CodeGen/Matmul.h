@@ -135,7 +135,8 @@ struct WgmmaTile {
   /// consumer warpgroup (n is 64 or 128), and the lhs rows (the tokens) as
   /// wgmma's N, so that a stage holds the weights and only as many token
   /// rows as there are, and more tiles along M and N fill the SMs without
-  /// splitting K. One rhs, a K-major lhs, no TMA store.
+  /// splitting K. One rhs or two (a dual GEMM), a K-major lhs, no TMA
+  /// store.
   bool swapped() const { return m < 64; }
   int64_t consumers() const { return pingpong ? 2 : swapped() ? n / 64 : m / 64; }
   int64_t threads() const { return 128 * (1 + consumers()); }
@@ -192,8 +193,8 @@ WgmmaStaging wgmmaStaging(const MatmulLayout &layout, bool tmaStore = tmaStoreEn
 /// swapped (decode) tiles may be chosen (tcgen05 takes neither).
 WgmmaTile chooseWgmmaTile(const MatmulLayout &layout, int64_t sms, int64_t smemBytes,
                           bool pingpongAllowed = true, bool swapAllowed = true);
-/// Whether the swapped tile can take `layout` (one rhs, a K-major lhs
-/// read by plain TMA boxes, not an implicit GEMM).
+/// Whether the swapped tile can take `layout` (one rhs or two, a K-major
+/// lhs, not an implicit GEMM).
 bool swapReadable(const MatmulLayout &layout);
 /// Dynamic shared memory of a wgmma kernel: 1 KiB alignment slack, the
 /// stages, two mbarriers a stage, a flag and the epilogue's staging.

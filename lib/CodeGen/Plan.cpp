@@ -548,7 +548,7 @@ WgmmaStaging wgmmaStaging(const MatmulLayout &l, bool tmaStore) {
 }
 
 bool swapReadable(const MatmulLayout &l) {
-  return l.rhs.size() == 1 && !l.shifted && !l.transposeLhs;
+  return l.rhs.size() <= 2 && !l.shifted && !l.transposeLhs;
 }
 
 WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,

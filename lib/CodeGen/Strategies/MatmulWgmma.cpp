@@ -912,17 +912,20 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     // between their 64-element blocks.
     SmallVector<Value> da;
     SmallVector<SmallVector<Value>> db(t.rhs);
-    // Swapped: A is the consumer's 64 rhs columns (K-major for a [N, K]
-    // rhs, else MN-major: one box of 64 columns by t.k), B the stage's
-    // token rows (K-major).
+    // Swapped: wgmma's A is the consumer's 64 columns of each rhs (K-major
+    // for a [N, K] rhs, else MN-major: one box of 64 columns by t.k), in
+    // db; its B the stage's token rows (K-major), in da.
     bool swap = t.swapped();
     for (int64_t kk = 0; kk < t.k / 16 && swap; ++kk) {
-      Value a = l.transposeRhs
-                    ? e.add(stage, e.add(e.mul(wgRow, i32(64 * 128)), i32(aBytes + kk * 32)))
-                    : e.add(stage, e.add(e.mul(wgRow, i32(t.k * 128)),
-                                         i32(aBytes + kk * 16 * 128)));
-      da.push_back(descriptor(a, l.transposeRhs ? 16 : t.k * 128));
-      db[0].push_back(descriptor(e.add(stage, i32(kk * 32)), 16));
+      da.push_back(descriptor(e.add(stage, i32(kk * 32)), 16));
+      for (int64_t r = 0; r < t.rhs; ++r) {
+        Value a = l.transposeRhs
+                      ? e.add(stage, e.add(e.mul(wgRow, i32(64 * 128)),
+                                           i32(aBytes + r * bBytes + kk * 32)))
+                      : e.add(stage, e.add(e.mul(wgRow, i32(t.k * 128)),
+                                           i32(aBytes + r * bBytes + kk * 16 * 128)));
+        db[r].push_back(descriptor(a, l.transposeRhs ? 16 : t.k * 128));
+      }
     }
     for (int64_t kk = 0; kk < t.k / 16 && !swap; ++kk) {
       Value a = l.transposeLhs
@@ -939,7 +942,8 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     for (int64_t kk = 0; kk < t.k / 16; ++kk)
       for (int64_t r = 0; r < t.rhs; ++r)
         accs[r] = NVVM::WgmmaMmaAsyncOp::create(
-            builder, accType, accs[r], da[kk], db[r][kk], shapeAttr, elemKind, elemKind,
+            builder, accType, accs[r], swap ? db[r][kk] : da[kk], swap ? da[kk] : db[r][kk],
+            shapeAttr, elemKind, elemKind,
             NVVM::WGMMATypes::f32,
             first && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
             NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
@@ -1248,7 +1252,7 @@ absl::StatusOr<TensorCoreKernel> emitMatmulWgmma(const StrategyInput &in) {
       return absl::InvalidArgumentError("matmul_wgmma's swapped tile is 8 to 56 rows (a multiple "
                                         "of 8) by 64 or 128 columns with 64 K a stage");
     if (!swapReadable(*layout))
-      return absl::InvalidArgumentError("matmul_wgmma's swapped tile takes one rhs and a K-major "
+      return absl::InvalidArgumentError("matmul_wgmma's swapped tile takes at most two rhs and a K-major "
                                         "lhs (re-run fusec-tile)");
     if (in.launch.getBlock() != 128 * (1 + tile[1] / 64))
       return absl::InvalidArgumentError("matmul_wgmma's swapped tile runs a producer and a "
