@@ -561,11 +561,15 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
   // them a consumer) and the tokens as its N, rounded up to 8 (WgmmaTile::
   // swapped). A stage then holds the weights and the tokens there are,
   // not 64 rows of which M are real, and 64-weight tiles fill the SMs
-  // with less split-K. FUSEC_WGMMA_SWAP=0 turns it off; =1 forces it
-  // wherever it can read the operands (tiles of 32 tokens past M = 32).
+  // with less split-K. A dual GEMM swaps only when forced: Llama's
+  // gate/up at 32 tokens took 20.4-20.7 us swapped against 19.2-19.7 with
+  // the 64-row tile (bench/results/2026-12-03-h200-decode-swap, run3 and
+  // run2). FUSEC_WGMMA_SWAP=0 turns it off; =1 forces it wherever it can
+  // read the operands (tiles of 32 tokens past M = 32).
   const char *swapKnob = std::getenv("FUSEC_WGMMA_SWAP");
   bool swap = swapAllowed && swapReadable(l) &&
-              (swapKnob && *swapKnob ? std::string(swapKnob) != "0" : l.m <= 32);
+              (swapKnob && *swapKnob ? std::string(swapKnob) != "0"
+                                     : l.m <= 32 && l.rhs.size() == 1);
   if (swap) {
     t.m = std::min<int64_t>((l.m + 7) / 8 * 8, 32);
     pingpongAllowed = false;
