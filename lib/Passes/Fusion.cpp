@@ -128,22 +128,20 @@ private:
   /// ops at or before it and after it): past it, no group reaches a group
   /// whose ops end at `l`.
   int spanBound(int l) const;
-  /// Bumped whenever `groups` changes; `spans` (the live merged groups'
-  /// [minIndex, maxIndex] by minIndex, with running maxima) follow it.
-  /// `merged`: the ids of the live groups of more than one op.
-  int epoch = 0;
-  llvm::DenseSet<int> merged;
-  void changed(int id) {
-    const Group &g = groups[id];
-    if (g.alive && g.maxIndex > g.minIndex)
-      merged.insert(id);
-    else
-      merged.erase(id);
-    ++epoch;
-  }
-  mutable int spansEpoch = -1;
-  mutable std::vector<std::pair<int, int>> spans;
-  mutable std::vector<int> spansMax;
+  /// The live merged groups' spans, kept as each group changes: a max
+  /// segment tree over op indices whose leaf at a group's minIndex holds
+  /// its maxIndex (live groups are disjoint, so no two share a leaf), and
+  /// `spanOwner`, the group a leaf is for. A prefix maximum answers "how
+  /// far do the groups that start at or before l reach" in O(log n), so a
+  /// merge costs O(log n), not a sort of every span (quadratic past 10,000
+  /// ops).
+  std::vector<int> spanTree, spanOwner, spanLeaf;
+  size_t spanLeaves = 0;
+  void resetSpans();
+  void setSpanLeaf(int pos, int owner, int value);
+  int spanPrefixMax(int r) const;
+  /// Records group `id`'s current span (or drops it: dead or one op).
+  void changed(int id);
   SmallVector<int> successors(const Group &g, SmallVectorImpl<int> *viaFree = nullptr) const;
   void pushCandidates(int g);
   void applyMerges(size_t count);
@@ -262,26 +260,63 @@ SmallVector<int> Fuser::successors(const Group &g, SmallVectorImpl<int> *viaFree
   return out;
 }
 
-int Fuser::spanBound(int l) const {
-  if (spansEpoch != epoch) {
-    spans.clear();
-    for (int id : merged)
-      spans.push_back({groups[id].minIndex, groups[id].maxIndex});
-    llvm::sort(spans);
-    spansMax.resize(spans.size());
-    for (size_t i = 0; i < spans.size(); ++i)
-      spansMax[i] = std::max(spans[i].second, i ? spansMax[i - 1] : spans[i].second);
-    spansEpoch = epoch;
+void Fuser::resetSpans() {
+  spanLeaves = 1;
+  while (spanLeaves < std::max<size_t>(ops.size(), 1))
+    spanLeaves *= 2;
+  spanTree.assign(2 * spanLeaves, -1);
+  spanOwner.assign(spanLeaves, -1);
+  spanLeaf.assign(groups.size(), -1);
+}
+
+void Fuser::setSpanLeaf(int pos, int owner, int value) {
+  spanOwner[pos] = owner;
+  size_t i = spanLeaves + static_cast<size_t>(pos);
+  spanTree[i] = value;
+  for (i /= 2; i >= 1; i /= 2)
+    spanTree[i] = std::max(spanTree[2 * i], spanTree[2 * i + 1]);
+}
+
+int Fuser::spanPrefixMax(int r) const {
+  // The maximum over leaves [0, r].
+  int best = -1;
+  size_t lo = spanLeaves, hi = spanLeaves + static_cast<size_t>(r) + 1;
+  while (lo < hi) {
+    if (lo & 1)
+      best = std::max(best, spanTree[lo++]);
+    if (hi & 1)
+      best = std::max(best, spanTree[--hi]);
+    lo /= 2;
+    hi /= 2;
   }
-  // The spans that start at or before l end at most at spansMax; past l,
-  // that is the new point (such a group spans l), until none reaches past.
-  // `to`'s own span is among them; it ends at l, so it never widens.
+  return best;
+}
+
+void Fuser::changed(int id) {
+  if (spanLeaf.size() < groups.size())
+    spanLeaf.resize(groups.size(), -1);
+  const Group &g = groups[id];
+  int old = spanLeaf[static_cast<size_t>(id)];
+  // The leaf may since belong to the group this one merged into.
+  if (old >= 0 && spanOwner[old] == id)
+    setSpanLeaf(old, -1, -1);
+  spanLeaf[static_cast<size_t>(id)] = -1;
+  if (g.alive && g.maxIndex > g.minIndex) {
+    setSpanLeaf(g.minIndex, id, g.maxIndex);
+    spanLeaf[static_cast<size_t>(id)] = g.minIndex;
+  }
+}
+
+int Fuser::spanBound(int l) const {
+  // The groups that start at or before l end at most at their prefix
+  // maximum; past l, that is the new point (such a group spans l), until
+  // none reaches past. `to`'s own span is among them; it ends at l, so it
+  // never widens.
   for (;;) {
-    auto end = llvm::upper_bound(spans, std::make_pair(l, std::numeric_limits<int>::max()));
-    size_t count = static_cast<size_t>(end - spans.begin());
-    if (count == 0 || spansMax[count - 1] <= l)
+    int reach = spanPrefixMax(std::min<int>(l, static_cast<int>(spanLeaves) - 1));
+    if (reach <= l)
       return l;
-    l = spansMax[count - 1];
+    l = reach;
   }
 }
 
@@ -488,7 +523,7 @@ void Fuser::pushCandidates(int gi) {
 
 void Fuser::applyMerges(size_t count) {
   groups = initial;
-  merged.clear();
+  resetSpans();
   for (const Group &g : groups)
     changed(g.id);
   for (auto [i, g] : llvm::enumerate(groupParent))
@@ -512,6 +547,9 @@ void Fuser::applyMerges(size_t count) {
 
 LogicalResult Fuser::run() {
   collect();
+  resetSpans();
+  for (const Group &g : groups)
+    changed(g.id);
   for (const Group &g : groups)
     pushCandidates(g.id);
   while (!queue.empty()) {
