@@ -353,6 +353,16 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
   Value ticks = i32(0x989680);
   Value txBytes = i32(t.stageBytes());
   SmallVector<BlockArgument> prefetched = epilogueInputs();
+  // The operands' tensor maps (128 bytes each, in the table in global
+  // memory) into the TMA unit's cache before the first loads need them:
+  // one fetch latency off the start. FUSEC_TENSORMAP_PREFETCH=0 turns it
+  // off.
+  if (const char *v = std::getenv("FUSEC_TENSORMAP_PREFETCH"); !v || std::string(v) != "0")
+    for (int64_t map = 0; map < 1 + t.rhs; ++map)
+      NVVM::PrefetchOp::create(builder, NVVM::PrefetchCacheLevelAttr(),
+                               NVVM::CacheEvictionPriorityAttr(),
+                               map ? e.gep(tma, e.i8, e.i64c(128 * map)) : tma, Value(),
+                               /*tensormap=*/true);
   e.loop(e.ctaidX(), i32(numTiles * t.split), e.nctaidX(), {i32(0)},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     auto [b, tm, tn, part] = decodeUnit(unit);

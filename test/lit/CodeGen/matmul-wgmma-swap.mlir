@@ -30,6 +30,9 @@
 // CHECK-LABEL: llvm.func @k0_matmul(
 // CHECK-SAME: nvvm.maxntid = array<i32: 256>
 // CHECK-NOT: nvvm.setmaxregister
+// The producer prefetches both operands' tensor maps.
+// CHECK: nvvm.prefetch tensormap
+// CHECK: nvvm.prefetch tensormap
 // The weights (K-major) are A, the tokens (K-major) B, 16 of them.
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 16, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
 // Split-K: the partials of 8 floats a thread, the tile's counter, and
