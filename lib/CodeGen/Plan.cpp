@@ -826,7 +826,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
       perSm = std::clamp<int64_t>(std::atoll(v), 1, 64);
     int64_t split = 1;
     if (tiles < sms && columnsSplittable(kernel, s))
-      split = std::clamp<int64_t>(std::min(ceilDiv(perSm * sms, tiles), s.rowLength / 512), 1, 64);
+      split = std::clamp<int64_t>(std::min(ceilDiv(perSm * sms, tiles), s.rowLength / 512), 1, 256);
     while (split > 1 && ceilDiv(s.rowLength, split) * (split - 1) >= s.rowLength)
       --split;
     return LaunchAttr::get(ctx, Strategy::column, std::clamp<int64_t>(tiles * split, 1, sms * 8),

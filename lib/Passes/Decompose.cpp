@@ -26,6 +26,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <string_view>
 
 namespace fusec {
 #define GEN_PASS_DEF_DECOMPOSE
@@ -558,6 +559,250 @@ struct SplitReduceRuns : OpRewritePattern<ReduceOp> {
     if (narrow)
       out = CastOp::create(rewriter, loc, outType, out);
     rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+/// A variance over many elements in groups: var_D(x) = mean over D of
+/// (x - mean_D(x))^2, where D is not one run of trailing dims (BatchNorm's
+/// statistics over [N, H, W] of NCHW, or over the leading N*H*W of NHWC).
+/// Computed as written, it reads x twice (the second pass waits for the
+/// whole mean) and, in the column form, cannot split its rows across CTAs
+/// (the variance reads the mean). By the law of total variance over equal
+/// groups it is
+///   mean_O(v_g + (m_g - m)^2),  m_g, v_g = mean_I(x), mean_I((x - m_g)^2),
+///   m = mean_O(m_g),
+/// where D = O ∪ I and I is a run of dims after every dim of O: the first
+/// kernel reads x once (a group's statistics in its registers or L1), the
+/// second works on the small [O, kept] statistics. A sum instead of the
+/// outer mean is the same times |D|: sum_O(M2_g + |I| (m_g - m)^2). Over
+/// dims that form one run (the column form) of more than 4096 rows the run
+/// is cut in two, the groups about the square root of its extent. Exact in real arithmetic
+/// (and in floating point no worse than the two-pass form: every sum is of
+/// centred terms); f32 and f64 only, from a million elements.
+std::optional<double> splatValue(Value v);
+
+struct SplitVariance : OpRewritePattern<ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// `v` as d * d or d^2: d.
+  static Value squared(Value v) {
+    if (auto m = v.getDefiningOp<MulOp>(); m && m.getLhs() == m.getRhs())
+      return m.getLhs();
+    if (auto p = v.getDefiningOp<PowOp>()) {
+      std::optional<double> e = splatValue(p.getRhs());
+      if (e && *e == 2.0)
+        return p.getLhs();
+    }
+    return Value();
+  }
+  /// `v` as d^2 or c * d^2 (a splat c): d, and c.
+  static Value scaledSquare(Value v, double &c) {
+    c = 1.0;
+    if (Value d = squared(v))
+      return d;
+    if (auto m = v.getDefiningOp<MulOp>())
+      for (auto [a, b] : {std::pair(m.getLhs(), m.getRhs()), std::pair(m.getRhs(), m.getLhs())})
+        if (std::optional<double> k = splatValue(b))
+          if (Value d = squared(a)) {
+            c = *k;
+            return d;
+          }
+    return Value();
+  }
+
+  LogicalResult matchAndRewrite(ReduceOp op, PatternRewriter &rewriter) const override {
+    ReduceKind kind = op.getKind();
+    if (kind != ReduceKind::mean && kind != ReduceKind::sum)
+      return failure();
+    // K_D(c (x - mean_D(x))^2), or K_D(w + c (x - mean_D(x))^2): the
+    // second is what this rewrite leaves across the groups, so that a long
+    // run of groups splits again.
+    double scale = 1.0;
+    Value w, d = scaledSquare(op.getInput(), scale);
+    if (!d)
+      if (auto a = op.getInput().getDefiningOp<AddOp>()) {
+        if ((d = scaledSquare(a.getRhs(), scale)))
+          w = a.getLhs();
+        else if ((d = scaledSquare(a.getLhs(), scale)))
+          w = a.getRhs();
+      }
+    auto sub = d ? d.getDefiningOp<SubOp>() : SubOp();
+    if (!sub)
+      return failure();
+    Value x = sub.getLhs();
+    auto in = cast<RankedTensorType>(x.getType());
+    if (!in.hasStaticShape() || !(in.getElementType().isF32() || in.getElementType().isF64()) ||
+        (w && w.getType() != in))
+      return failure();
+    int64_t rank = in.getRank();
+    SmallVector<int64_t> dims(op.getDims());
+    llvm::sort(dims);
+    SmallVector<int64_t> kept;
+    for (int64_t i = 0; i < rank; ++i)
+      if (!llvm::is_contained(dims, i))
+        kept.push_back(i);
+    // The subtrahend: the mean of x over the same dims, broadcast back
+    // (directly, or through the keepdims reshape an exporter writes).
+    auto bc = sub.getRhs().getDefiningOp<BroadcastOp>();
+    if (!bc || bc.getType() != in)
+      return failure();
+    Value meanValue = bc.getInput();
+    if (auto r = meanValue.getDefiningOp<ReshapeOp>()) {
+      auto rt = cast<RankedTensorType>(r.getType());
+      if (rt.getRank() != rank || bc.getDims() != ArrayRef<int64_t>(llvm::to_vector(llvm::seq<int64_t>(0, rank))))
+        return failure();
+      for (int64_t i = 0; i < rank; ++i)
+        if (rt.getDimSize(i) != (llvm::is_contained(dims, i) ? 1 : in.getDimSize(i)))
+          return failure();
+      meanValue = r.getInput();
+    } else if (bc.getDims() != ArrayRef<int64_t>(kept)) {
+      return failure();
+    }
+    auto mean = meanValue.getDefiningOp<ReduceOp>();
+    if (!mean || mean.getKind() != ReduceKind::mean || mean.getInput() != x)
+      return failure();
+    SmallVector<int64_t> meanDims(mean.getDims());
+    llvm::sort(meanDims);
+    if (meanDims != dims || dims.empty() || mean.getType() != op.getType())
+      return failure();
+
+    // D = O ∪ I. Over several runs, I is the innermost run; over one run
+    // that does not end the shape, the run becomes [extent / g, g].
+    Location loc = op.getLoc();
+    Value xr = x, wr = w;
+    SmallVector<int64_t> inner, outer;
+    bool oneRun = dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size());
+    if (!oneRun) {
+      if (in.getNumElements() < (int64_t{1} << 20))
+        return failure(); // one row_stream kernel, in L2
+      size_t first = dims.size() - 1;
+      while (first > 0 && dims[first - 1] + 1 == dims[first])
+        --first;
+      inner.assign(dims.begin() + first, dims.end());
+      outer.assign(dims.begin(), dims.begin() + first);
+    } else {
+      if (dims.back() == rank - 1)
+        return failure(); // rows: the row strategies hold a row on chip
+      int64_t extent = 1;
+      for (int64_t i : dims)
+        extent *= in.getDimSize(i);
+      // A column kernel whose variance reads its mean runs its rows in
+      // sequence, 8 warps a tile; up to 512 rows that is short.
+      if (extent <= 512)
+        return failure();
+      // The least divisor of n from `from` on (below n), or 0.
+      auto divisorFrom = [](int64_t n, int64_t from) -> int64_t {
+        for (int64_t c = std::max<int64_t>(from, 2); c < n; ++c)
+          if (n % c == 0)
+            return c;
+        return 0;
+      };
+      auto rootOf = [](int64_t n) {
+        return static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+      };
+      if (dims.size() >= 2 && in.getDimSize(dims.back()) >= 16) {
+        // A run of several dims: the groups are its innermost dim (NHWC's
+        // W; the rest, if long, splits again at its own innermost dim).
+        inner = {dims.back()};
+        outer.assign(dims.begin(), dims.end() - 1);
+      } else {
+        // One dim: groups of at least the square root of the extent and at
+        // most about 256 rows where the extent allows (a group's second
+        // pass then finds its rows in L2 while every CTA streams); more
+        // than 512 groups are themselves cut in two, so that the rest
+        // splits again without a reshape.
+        int64_t g = divisorFrom(extent, std::min<int64_t>(256, rootOf(extent)));
+        if (g == 0)
+          return failure(); // a prime extent
+        SmallVector<int64_t> groups{extent / g};
+        if (groups[0] > 512)
+          if (int64_t b = divisorFrom(groups[0], rootOf(groups[0])))
+            groups = {groups[0] / b, b};
+        rewriter.setInsertionPointAfter(mean);
+        SmallVector<int64_t> shape;
+        for (int64_t i = 0; i < dims.front(); ++i)
+          shape.push_back(in.getDimSize(i));
+        for (int64_t k : groups) {
+          outer.push_back(static_cast<int64_t>(shape.size()));
+          shape.push_back(k);
+        }
+        inner = {static_cast<int64_t>(shape.size())};
+        shape.push_back(g);
+        for (int64_t i = dims.back() + 1; i < rank; ++i)
+          shape.push_back(in.getDimSize(i));
+        // A cast (a narrow input in f32) stays below the reshape, so that
+        // it joins the groups' kernel (fusion does not reach through a
+        // reshape).
+        if (auto c = x.getDefiningOp<CastOp>()) {
+          auto src = cast<RankedTensorType>(c.getInput().getType());
+          xr = CastOp::create(rewriter, loc, in.clone(shape),
+                              ReshapeOp::create(rewriter, loc, src.clone(shape), c.getInput()));
+        } else {
+          xr = ReshapeOp::create(rewriter, loc, in.clone(shape), x);
+        }
+      }
+    }
+    // The groups' statistics and the mean where the mean was (its users
+    // may precede the variance), the variance where it was.
+    rewriter.setInsertionPointAfter(xr == x ? mean.getOperation() : xr.getDefiningOp());
+    auto xt = cast<RankedTensorType>(xr.getType());
+    int64_t xrank = xt.getRank();
+    SmallVector<int64_t> midShape, midPositions;
+    int64_t innerCount = 1;
+    for (int64_t i = 0; i < xrank; ++i) {
+      if (llvm::is_contained(inner, i)) {
+        innerCount *= xt.getDimSize(i);
+        continue;
+      }
+      midShape.push_back(xt.getDimSize(i));
+      midPositions.push_back(i);
+    }
+    auto midType = xt.clone(midShape);
+    auto reduce = [&](ReduceKind k, Value v, Type type, ArrayRef<int64_t> over) -> Value {
+      return ReduceOp::create(rewriter, loc, type, k, v, rewriter.getDenseI64ArrayAttr(over));
+    };
+    auto splat = [&](double value) -> Value {
+      auto attr = DenseElementsAttr::get(midType, rewriter.getFloatAttr(midType.getElementType(), value));
+      return ConstantOp::create(rewriter, loc, midType, attr);
+    };
+    // The groups' statistics.
+    Value mg = reduce(ReduceKind::mean, xr, midType, inner);
+    Value mgb = BroadcastOp::create(rewriter, loc, xt, mg, rewriter.getDenseI64ArrayAttr(midPositions));
+    Value dg = SubOp::create(rewriter, loc, xt, xr, mgb);
+    // K_I(c (x - m_g)^2 (+ w)).
+    Value sq = MulOp::create(rewriter, loc, xt, dg, dg);
+    if (scale != 1.0) {
+      auto attr = DenseElementsAttr::get(xt, rewriter.getFloatAttr(xt.getElementType(), scale));
+      sq = MulOp::create(rewriter, loc, xt, sq, ConstantOp::create(rewriter, loc, xt, attr));
+    }
+    if (w) {
+      rewriter.setInsertionPoint(op);
+      if (xr != x)
+        wr = ReshapeOp::create(rewriter, loc, xt, w);
+      sq = AddOp::create(rewriter, loc, xt, wr, sq);
+    }
+    Value vg = reduce(kind, sq, midType, inner);
+    // Across the groups: every outer dim precedes the inner ones, so it keeps
+    // its position in the statistics' shape.
+    auto outType = cast<RankedTensorType>(op.getType());
+    Value m = reduce(ReduceKind::mean, mg, outType, outer);
+    rewriter.setInsertionPoint(op);
+    SmallVector<int64_t> keptInMid;
+    for (int64_t i = 0; i < static_cast<int64_t>(midShape.size()); ++i)
+      if (!llvm::is_contained(outer, i))
+        keptInMid.push_back(i);
+    Value mb = BroadcastOp::create(rewriter, loc, midType, m, rewriter.getDenseI64ArrayAttr(keptInMid));
+    Value e = SubOp::create(rewriter, loc, midType, mg, mb);
+    // + c s (m_g - m)^2, s = |I| for a sum.
+    Value e2 = MulOp::create(rewriter, loc, midType, e, e);
+    double spread = scale * (kind == ReduceKind::sum ? static_cast<double>(innerCount) : 1.0);
+    if (spread != 1.0)
+      e2 = MulOp::create(rewriter, loc, midType, e2, splat(spread));
+    Value t = AddOp::create(rewriter, loc, midType, vg, e2);
+    Value v = reduce(kind, t, outType, outer);
+    rewriter.replaceOp(mean, m);
+    rewriter.replaceOp(op, v);
     return success();
   }
 };
@@ -1810,6 +2055,17 @@ public:
   using DecomposeBase::DecomposeBase;
 
   void runOnOperation() override {
+    // Variances first: the main set would split their means' reductions.
+    // (FUSEC_SPLIT_VARIANCE=0 keeps them as written, for measurement.)
+    if (const char *v = std::getenv("FUSEC_SPLIT_VARIANCE"); !v || std::string_view(v) != "0") {
+      RewritePatternSet first(&getContext());
+      first.add<SplitVariance>(&getContext());
+      GreedyRewriteConfig config;
+      config.enableFolding(false);
+      config.enableConstantCSE(false);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(first), config)))
+        return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     patterns.add<DecomposeLayerNorm, DecomposeRMSNorm, DecomposeSoftmax,
                  DecomposeGelu, DecomposeSilu, AbsorbOperandTranspose,

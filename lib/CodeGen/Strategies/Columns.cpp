@@ -24,7 +24,9 @@
 
 #include "Strategies.h"
 
+#include <cstdlib>
 #include <map>
+#include <string_view>
 
 using namespace mlir;
 
@@ -77,8 +79,11 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
   Operation *yield = body.getTerminator();
   int64_t columns = shape.rows; // the kept extent
   int64_t reducedRows = shape.rowLength;
-  // Rows a thread loads before it combines them (all in flight at once).
-  const int64_t kUnroll = 4;
+  // Rows a thread loads before it combines them (all in flight at once;
+  // FUSEC_COLUMN_UNROLL, for measurement: another count, 1 to 16).
+  int64_t kUnroll = 4;
+  if (const char *v = std::getenv("FUSEC_COLUMN_UNROLL"); v && *v)
+    kUnroll = std::clamp<int64_t>(std::atoll(v), 1, 16);
   int64_t inner = shape.columnInner;
   const int64_t slices = 8, groupsPerTile = 32;
   int64_t numReductions = static_cast<int64_t>(shape.reductions.size());
@@ -184,6 +189,20 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
           }
         }
         SmallVector<Value> next(accs.begin(), accs.end());
+        // Narrow floats (16 bits or fewer) summed into f64: the rows of a
+        // trip first add in f32, where the sum of four is exact but for
+        // exponents more than 14 apart, then widen once. A conversion to f64
+        // issues at a quarter of an f64 add's rate: one per element held
+        // the bias-gradient sums at 74% of copy (FUSEC_COLUMN_PRESUM=0, for
+        // measurement: one conversion per element).
+        Type inElem = getElementTypeOrSelf(r.getInput().getType());
+        static const bool presumOff = [] {
+          const char *v = std::getenv("FUSEC_COLUMN_PRESUM");
+          return v && std::string_view(v) == "0";
+        }();
+        bool presum = wide && count > 1 && !presumOff && isa<FloatType>(inElem) &&
+                      inElem.getIntOrFloatBitWidth() <= 16;
+        SmallVector<Value> trip(vector);
         for (int64_t u = 0; u < count && status.ok(); ++u) {
           if (vector > 1) {
             vectorPath = true;
@@ -196,10 +215,19 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
             status = vals.status();
             break;
           }
-          for (int64_t l = 0; l < vector; ++l)
+          for (int64_t l = 0; l < vector; ++l) {
+            if (presum) {
+              Value v = e.fpext(e.f32, (*vals)[l]);
+              trip[l] = trip[l] ? e.fadd(trip[l], v) : v;
+              continue;
+            }
             next[l] = reductionCombine(e, kind, next[l],
                                        wide ? e.fpext(e.f64, (*vals)[l]) : (*vals)[l]);
+          }
         }
+        if (presum && status.ok())
+          for (int64_t l = 0; l < vector; ++l)
+            next[l] = reductionCombine(e, kind, next[l], e.fpext(e.f64, trip[l]));
         closeScope();
         return next;
       };
@@ -332,7 +360,13 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
         for (auto [k, rc] : llvm::enumerate(shape.reductions)) {
           ReduceOp r = rc;
           SmallVector<Value> acc(vector);
-          for (int64_t j = 0; j < rounds; ++j) {
+          // Rounds in batches of up to 32 values a thread: a batch's loads
+          // all issue before its sums (in round order), so that the last
+          // part waits for one L2 round trip a batch, not one a round.
+          int64_t batch = std::max<int64_t>(1, 32 / vector);
+          for (int64_t j0 = 0; j0 < rounds; j0 += batch) {
+          SmallVector<std::pair<Value, SmallVector<Value>>> loadedRounds;
+          for (int64_t j = j0; j < std::min(rounds, j0 + batch); ++j) {
             Value p = e.add(y, e.i64c(j * slices));
             Value inRange = e.icmp(LLVM::ICmpPredicate::ult, p, e.i64c(split));
             Value u = e.add(e.mul(tile, e.i64c(split)),
@@ -344,6 +378,12 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
                                                  slotAt(u, static_cast<int64_t>(k), l), 8,
                                                  /*isVolatile=*/true));
             }
+            loadedRounds.push_back({inRange, std::move(got)});
+          }
+          for (auto [jj, entry] : llvm::enumerate(loadedRounds)) {
+            int64_t j = j0 + static_cast<int64_t>(jj);
+            Value inRange = entry.first;
+            SmallVector<Value> &got = entry.second;
             for (int64_t l = 0; l < vector; ++l) {
               Type t = slotTotals[k][l].getType();
               Value v = got[l];
@@ -356,6 +396,7 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
                 v = e.select(inRange, v, reductionIdentity(e, r.getKind(), t));
               acc[l] = acc[l] ? reductionCombine(e, r.getKind(), acc[l], v) : v;
             }
+          }
           }
           // Warps 0..split-1 hold a round-0 part; a warp beyond them holds the
           // last part again: its sum must not count.

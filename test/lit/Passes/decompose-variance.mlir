@@ -1,0 +1,137 @@
+// A variance over dims that are not trailing (BatchNorm's statistics)
+// becomes group statistics and their combination (the law of total
+// variance): the input is read once, by a kernel that holds a group, and
+// the cross-group step works on the small statistics. Over several runs the
+// groups are the innermost run; over one run of several dims, its innermost
+// dim; over one long dim, groups of about 256 rows (a reshape).
+// RUN: fusec-opt %s --fusec-decompose | FileCheck %s
+// RUN: fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=KERNELS
+// RUN: FUSEC_SPLIT_VARIANCE=0 fusec-opt %s --fusec-decompose | FileCheck %s --check-prefix=OFF
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=bn_nchw %s | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=bn_nhwc_sum %s | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=keepdims_pow_normalized %s | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=bn1d_long %s | FileCheck %s --check-prefix=SAME
+// SAME: PASS
+
+// CHECK-LABEL: func.func @bn_nchw
+// CHECK-DAG: %[[MG:.*]] = fusec.reduce mean %arg0 dims [2, 3] : tensor<16x6x96x128xf32> -> tensor<16x6xf32>
+// CHECK-DAG: %[[VG:.*]] = fusec.reduce mean %{{.*}} dims [2, 3] : tensor<16x6x96x128xf32> -> tensor<16x6xf32>
+// CHECK-DAG: %[[M:.*]] = fusec.reduce mean %[[MG]] dims [0] : tensor<16x6xf32> -> tensor<6xf32>
+// CHECK-DAG: %[[MB:.*]] = fusec.broadcast %[[M]] dims [1] : tensor<6xf32> -> tensor<16x6xf32>
+// CHECK-DAG: %[[E:.*]] = fusec.sub %[[MG]], %[[MB]] : tensor<16x6xf32>
+// CHECK-DAG: %[[E2:.*]] = fusec.mul %[[E]], %[[E]] : tensor<16x6xf32>
+// CHECK-DAG: %[[T:.*]] = fusec.add %[[VG]], %[[E2]] : tensor<16x6xf32>
+// CHECK-DAG: %[[V:.*]] = fusec.reduce mean %[[T]] dims [0] : tensor<16x6xf32> -> tensor<6xf32>
+// CHECK: return %[[M]], %[[V]]
+// Two kernels: the groups (a row kernel over H*W), the combination.
+// KERNELS-LABEL: func.func @bn_nchw
+// KERNELS-COUNT-2: fusec.kernel
+// KERNELS-NOT: fusec.kernel
+// KERNELS: return
+// OFF-LABEL: func.func @bn_nchw
+// OFF-NOT: fusec.add
+// OFF: return
+func.func @bn_nchw(%x: tensor<16x6x96x128xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
+  %m = fusec.reduce mean %x dims [0, 2, 3] : tensor<16x6x96x128xf32> -> tensor<6xf32>
+  %mb = fusec.broadcast %m dims [1] : tensor<6xf32> -> tensor<16x6x96x128xf32>
+  %d = fusec.sub %x, %mb : tensor<16x6x96x128xf32>
+  %sq = fusec.mul %d, %d : tensor<16x6x96x128xf32>
+  %v = fusec.reduce mean %sq dims [0, 2, 3] : tensor<16x6x96x128xf32> -> tensor<6xf32>
+  return %m, %v : tensor<6xf32>, tensor<6xf32>
+}
+
+// Channels last, the sum of squares: over the leading run [N, H, W] the
+// groups are W (48 rows); a group's squares sum to M2_g, and the spread of
+// the groups' means counts 48 times. 8*48 = 384 groups stay one reduction.
+// CHECK-LABEL: func.func @bn_nhwc_sum
+// CHECK-DAG: %[[MG:.*]] = fusec.reduce mean %arg0 dims [2] : tensor<8x48x48x64xf32> -> tensor<8x48x64xf32>
+// CHECK-DAG: %[[VG:.*]] = fusec.reduce sum %{{.*}} dims [2] : tensor<8x48x48x64xf32> -> tensor<8x48x64xf32>
+// CHECK-DAG: %[[M:.*]] = fusec.reduce mean %[[MG]] dims [0, 1] : tensor<8x48x64xf32> -> tensor<64xf32>
+// CHECK-DAG: %[[K:.*]] = fusec.constant dense<4.800000e+01> : tensor<8x48x64xf32>
+// CHECK-DAG: %[[V:.*]] = fusec.reduce sum %{{.*}} dims [0, 1] : tensor<8x48x64xf32> -> tensor<64xf32>
+// CHECK: return %[[M]], %[[V]]
+// KERNELS-LABEL: func.func @bn_nhwc_sum
+// KERNELS-COUNT-2: fusec.kernel
+// KERNELS-NOT: fusec.kernel
+// KERNELS: return
+func.func @bn_nhwc_sum(%x: tensor<8x48x48x64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %m = fusec.reduce mean %x dims [0, 1, 2] : tensor<8x48x48x64xf32> -> tensor<64xf32>
+  %mb = fusec.broadcast %m dims [3] : tensor<64xf32> -> tensor<8x48x48x64xf32>
+  %d = fusec.sub %x, %mb : tensor<8x48x48x64xf32>
+  %sq = fusec.mul %d, %d : tensor<8x48x48x64xf32>
+  %v = fusec.reduce sum %sq dims [0, 1, 2] : tensor<8x48x48x64xf32> -> tensor<64xf32>
+  return %m, %v : tensor<64xf32>, tensor<64xf32>
+}
+
+// One long leading dim (BatchNorm1d over 2^20 rows of 2 features): groups of
+// 256 rows, and the 4096 groups cut into 64 x 64, so that they split again
+// at their inner dim without another reshape: three kernels.
+// CHECK-LABEL: func.func @bn1d_long
+// CHECK: %[[X:.*]] = fusec.reshape %arg0 : tensor<1048576x2xf32> -> tensor<64x64x256x2xf32>
+// CHECK-DAG: fusec.reduce mean %[[X]] dims [2] : tensor<64x64x256x2xf32> -> tensor<64x64x2xf32>
+// CHECK-DAG: fusec.reduce mean %{{.*}} dims [1] : tensor<64x64x2xf32> -> tensor<64x2xf32>
+// CHECK-DAG: fusec.reduce mean %{{.*}} dims [0] : tensor<64x2xf32> -> tensor<2xf32>
+// CHECK: return
+// KERNELS-LABEL: func.func @bn1d_long
+// KERNELS-COUNT-3: fusec.kernel
+// KERNELS-NOT: fusec.kernel
+// KERNELS: return
+func.func @bn1d_long(%x: tensor<1048576x2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %m = fusec.reduce mean %x dims [0] : tensor<1048576x2xf32> -> tensor<2xf32>
+  %mb = fusec.broadcast %m dims [1] : tensor<2xf32> -> tensor<1048576x2xf32>
+  %d = fusec.sub %x, %mb : tensor<1048576x2xf32>
+  %sq = fusec.mul %d, %d : tensor<1048576x2xf32>
+  %v = fusec.reduce mean %sq dims [0] : tensor<1048576x2xf32> -> tensor<2xf32>
+  return %m, %v : tensor<2xf32>, tensor<2xf32>
+}
+
+// An exporter's form: a bf16 input in f32, the mean kept as [1, C, 1, 1],
+// the square as a power, and the centred value also normalized (the mean's
+// users precede the variance: the new mean is defined where the old was).
+// CHECK-LABEL: func.func @keepdims_pow_normalized
+// CHECK: fusec.reduce mean %{{.*}} dims [2, 3] : tensor<16x6x96x128xf32> -> tensor<16x6xf32>
+// CHECK-NOT: fusec.pow
+// CHECK: return
+func.func @keepdims_pow_normalized(%x: tensor<16x6x96x128xbf16>) -> (tensor<16x6x96x128xbf16>, tensor<6xf32>) {
+  %xf = fusec.cast %x : tensor<16x6x96x128xbf16> to tensor<16x6x96x128xf32>
+  %m = fusec.reduce mean %xf dims [0, 2, 3] : tensor<16x6x96x128xf32> -> tensor<6xf32>
+  %mk = fusec.reshape %m : tensor<6xf32> -> tensor<1x6x1x1xf32>
+  %mb = fusec.broadcast %mk dims [0, 1, 2, 3] : tensor<1x6x1x1xf32> -> tensor<16x6x96x128xf32>
+  %d = fusec.sub %xf, %mb : tensor<16x6x96x128xf32>
+  %two = fusec.constant dense<2.0> : tensor<16x6x96x128xf32>
+  %sq = fusec.pow %d, %two : tensor<16x6x96x128xf32>
+  %v = fusec.reduce mean %sq dims [0, 2, 3] : tensor<16x6x96x128xf32> -> tensor<6xf32>
+  %eps = fusec.constant dense<1.0e-5> : tensor<6xf32>
+  %ve = fusec.add %v, %eps : tensor<6xf32>
+  %r = fusec.rsqrt %ve : tensor<6xf32>
+  %rb = fusec.broadcast %r dims [1] : tensor<6xf32> -> tensor<16x6x96x128xf32>
+  %y = fusec.mul %d, %rb : tensor<16x6x96x128xf32>
+  %yb = fusec.cast %y : tensor<16x6x96x128xf32> to tensor<16x6x96x128xbf16>
+  return %yb, %v : tensor<16x6x96x128xbf16>, tensor<6xf32>
+}
+
+// Not rewritten: a variance over the trailing dims (a row kernel holds the
+// row), and one whose centring mean is over other dims.
+// CHECK-LABEL: func.func @rows
+// CHECK-NOT: fusec.add
+// CHECK: return
+func.func @rows(%x: tensor<1024x2048xf32>) -> tensor<1024xf32> {
+  %m = fusec.reduce mean %x dims [1] : tensor<1024x2048xf32> -> tensor<1024xf32>
+  %mb = fusec.broadcast %m dims [0] : tensor<1024xf32> -> tensor<1024x2048xf32>
+  %d = fusec.sub %x, %mb : tensor<1024x2048xf32>
+  %sq = fusec.mul %d, %d : tensor<1024x2048xf32>
+  %v = fusec.reduce mean %sq dims [1] : tensor<1024x2048xf32> -> tensor<1024xf32>
+  return %v : tensor<1024xf32>
+}
+
+// CHECK-LABEL: func.func @other_dims
+// CHECK-NOT: fusec.add
+// CHECK: return
+func.func @other_dims(%x: tensor<16x6x96x128xf32>) -> (tensor<16xf32>, tensor<6xf32>) {
+  %m = fusec.reduce mean %x dims [1, 2, 3] : tensor<16x6x96x128xf32> -> tensor<16xf32>
+  %mb = fusec.broadcast %m dims [0] : tensor<16xf32> -> tensor<16x6x96x128xf32>
+  %d = fusec.sub %x, %mb : tensor<16x6x96x128xf32>
+  %sq = fusec.mul %d, %d : tensor<16x6x96x128xf32>
+  %v = fusec.reduce mean %sq dims [0, 2, 3] : tensor<16x6x96x128xf32> -> tensor<6xf32>
+  return %m, %v : tensor<16xf32>, tensor<6xf32>
+}
