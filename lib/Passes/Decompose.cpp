@@ -701,9 +701,14 @@ struct SplitVariance : OpRewritePattern<ReduceOp> {
       auto rootOf = [](int64_t n) {
         return static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
       };
-      if (dims.size() >= 2 && in.getDimSize(dims.back()) >= 16) {
-        // A run of several dims: the groups are its innermost dim (NHWC's
-        // W; the rest, if long, splits again at its own innermost dim).
+      if (dims.size() >= 2 && (in.getDimSize(dims.back()) >= 256 ||
+                               (w && in.getDimSize(dims.back()) >= 2))) {
+        // A run of several dims whose innermost is long: the groups are
+        // that dim. So are the groups of groups that a reshape below made
+        // (w is their variance), whatever its length: a reshape of w would
+        // keep it from the groups' kernel (fusion does not reach through
+        // one). (NHWC's W of 56 as the groups ran at a quarter of copy: a
+        // tile of 56 rows is a few dependent loads.)
         inner = {dims.back()};
         outer.assign(dims.begin(), dims.end() - 1);
       } else {

@@ -44,21 +44,37 @@ func.func @middle(%x: tensor<6x37x40xbf16>) -> tensor<6x40xbf16> {
 }
 
 // A bias gradient's shape: 32 tiles of 128 columns for 132 SMs. The 16384
-// rows split into 17 parts (a CTA each, about four a SM); each part writes
+// rows split into 9 parts (a CTA each, about two an SM); each part writes
 // its partials to the workspace, and in the CTA of the last to arrive (an
-// atomic counter) warp y sums parts y, y + 8, ... (3 rounds of 4 lanes' loads
-// each), the first warp sums the 8 warps' sums in order and stores.
+// atomic counter) warp y sums parts y, y + 8 (2 rounds of 4 lanes' loads,
+// all 8 issued before the sums), the first warp sums the 8 warps' sums in
+// order and stores.
 // PLAN-LABEL: func.func @bias_grad
-// PLAN: #fusec.launch<strategy = column, grid = 544, block = 256, vector = 4, split = 17
+// PLAN: #fusec.launch<strategy = column, grid = 288, block = 256, vector = 4, split = 9
 // SPLIT: llvm.func @k0_reduce(%{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias})
 // SPLIT: llvm.fence syncscope("device") acq_rel
 // SPLIT: nvvm.barrier0
 // SPLIT: llvm.atomicrmw add %{{.*}}, %{{.*}} syncscope("device") acq_rel
 // SPLIT: nvvm.barrier0
-// SPLIT-COUNT-12: llvm.load volatile
+// SPLIT: llvm.load volatile
+// SPLIT-NOT: llvm.fadd
+// SPLIT: llvm.load volatile
+// SPLIT-NOT: llvm.fadd
+// SPLIT: llvm.load volatile
+// SPLIT-NOT: llvm.fadd
+// SPLIT: llvm.load volatile
+// SPLIT-NOT: llvm.fadd
+// SPLIT: llvm.load volatile
+// SPLIT-NOT: llvm.fadd
+// SPLIT: llvm.load volatile
+// SPLIT-NOT: llvm.fadd
+// SPLIT: llvm.load volatile
+// SPLIT-NOT: llvm.fadd
+// SPLIT: llvm.load volatile
+// SPLIT-NOT: llvm.load volatile
 // SPLIT: nvvm.barrier0
 // SCRATCH-LABEL: func.func @bias_grad
-// SCRATCH: fusec.scratch = array<i64: 557056, 128>
+// SCRATCH: fusec.scratch = array<i64: 294912, 128>
 func.func @bias_grad(%x: tensor<16384x4096xf32>) -> tensor<4096xf32> {
   %0 = fusec.reduce sum %x dims [0] : tensor<16384x4096xf32> -> tensor<4096xf32>
   return %0 : tensor<4096xf32>

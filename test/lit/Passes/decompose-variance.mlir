@@ -2,8 +2,8 @@
 // becomes group statistics and their combination (the law of total
 // variance): the input is read once, by a kernel that holds a group, and
 // the cross-group step works on the small statistics. Over several runs the
-// groups are the innermost run; over one run of several dims, its innermost
-// dim; over one long dim, groups of about 256 rows (a reshape).
+// groups are the innermost run; over one run of several dims whose innermost
+// is at least 256, that dim; else groups of about 256 rows (a reshape).
 // RUN: fusec-opt %s --fusec-decompose | FileCheck %s
 // RUN: fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=KERNELS
 // RUN: FUSEC_SPLIT_VARIANCE=0 fusec-opt %s --fusec-decompose | FileCheck %s --check-prefix=OFF
@@ -11,6 +11,7 @@
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=bn_nhwc_sum %s | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=keepdims_pow_normalized %s | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=bn1d_long %s | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=run_inner %s | FileCheck %s --check-prefix=SAME
 // SAME: PASS
 
 // CHECK-LABEL: func.func @bn_nchw
@@ -40,15 +41,17 @@ func.func @bn_nchw(%x: tensor<16x6x96x128xf32>) -> (tensor<6xf32>, tensor<6xf32>
   return %m, %v : tensor<6xf32>, tensor<6xf32>
 }
 
-// Channels last, the sum of squares: over the leading run [N, H, W] the
-// groups are W (48 rows); a group's squares sum to M2_g, and the spread of
-// the groups' means counts 48 times. 8*48 = 384 groups stay one reduction.
+// Channels last, the sum of squares: the leading run [N, H, W] of 18432
+// rows, whose innermost dim (48) is short, is cut into 128 groups of 144;
+// a group's squares sum to M2_g, and the spread of the groups' means counts
+// 144 times.
 // CHECK-LABEL: func.func @bn_nhwc_sum
-// CHECK-DAG: %[[MG:.*]] = fusec.reduce mean %arg0 dims [2] : tensor<8x48x48x64xf32> -> tensor<8x48x64xf32>
-// CHECK-DAG: %[[VG:.*]] = fusec.reduce sum %{{.*}} dims [2] : tensor<8x48x48x64xf32> -> tensor<8x48x64xf32>
-// CHECK-DAG: %[[M:.*]] = fusec.reduce mean %[[MG]] dims [0, 1] : tensor<8x48x64xf32> -> tensor<64xf32>
-// CHECK-DAG: %[[K:.*]] = fusec.constant dense<4.800000e+01> : tensor<8x48x64xf32>
-// CHECK-DAG: %[[V:.*]] = fusec.reduce sum %{{.*}} dims [0, 1] : tensor<8x48x64xf32> -> tensor<64xf32>
+// CHECK-DAG: %[[X:.*]] = fusec.reshape %arg0 : tensor<8x48x48x64xf32> -> tensor<128x144x64xf32>
+// CHECK-DAG: %[[MG:.*]] = fusec.reduce mean %[[X]] dims [1] : tensor<128x144x64xf32> -> tensor<128x64xf32>
+// CHECK-DAG: %[[VG:.*]] = fusec.reduce sum %{{.*}} dims [1] : tensor<128x144x64xf32> -> tensor<128x64xf32>
+// CHECK-DAG: %[[M:.*]] = fusec.reduce mean %[[MG]] dims [0] : tensor<128x64xf32> -> tensor<64xf32>
+// CHECK-DAG: %[[K:.*]] = fusec.constant dense<1.440000e+02> : tensor<128x64xf32>
+// CHECK-DAG: %[[V:.*]] = fusec.reduce sum %{{.*}} dims [0] : tensor<128x64xf32> -> tensor<64xf32>
 // CHECK: return %[[M]], %[[V]]
 // KERNELS-LABEL: func.func @bn_nhwc_sum
 // KERNELS-COUNT-2: fusec.kernel
@@ -61,6 +64,22 @@ func.func @bn_nhwc_sum(%x: tensor<8x48x48x64xf32>) -> (tensor<64xf32>, tensor<64
   %sq = fusec.mul %d, %d : tensor<8x48x48x64xf32>
   %v = fusec.reduce sum %sq dims [0, 1, 2] : tensor<8x48x48x64xf32> -> tensor<64xf32>
   return %m, %v : tensor<64xf32>, tensor<64xf32>
+}
+
+// A leading run whose innermost dim is long (256 rows): the groups are that
+// dim, no reshape; the 128 groups stay one reduction.
+// CHECK-LABEL: func.func @run_inner
+// CHECK-NOT: fusec.reshape
+// CHECK-DAG: %[[MG:.*]] = fusec.reduce mean %arg0 dims [2] : tensor<16x8x256x32xf32> -> tensor<16x8x32xf32>
+// CHECK-DAG: fusec.reduce mean %[[MG]] dims [0, 1] : tensor<16x8x32xf32> -> tensor<32xf32>
+// CHECK: return
+func.func @run_inner(%x: tensor<16x8x256x32xf32>) -> tensor<32xf32> {
+  %m = fusec.reduce mean %x dims [0, 1, 2] : tensor<16x8x256x32xf32> -> tensor<32xf32>
+  %mb = fusec.broadcast %m dims [3] : tensor<32xf32> -> tensor<16x8x256x32xf32>
+  %d = fusec.sub %x, %mb : tensor<16x8x256x32xf32>
+  %sq = fusec.mul %d, %d : tensor<16x8x256x32xf32>
+  %v = fusec.reduce mean %sq dims [0, 1, 2] : tensor<16x8x256x32xf32> -> tensor<32xf32>
+  return %v : tensor<32xf32>
 }
 
 // One long leading dim (BatchNorm1d over 2^20 rows of 2 features): groups of
