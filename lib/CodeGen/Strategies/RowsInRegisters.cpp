@@ -175,13 +175,26 @@ absl::Status RowsInRegistersEmitter::build() {
   // 1024 threads must fit in 64 registers: say so (.maxntid). Below that the
   // bound is left out: with it ptxas trades registers for occupancy and
   // spilled (layer_norm, 256 threads: 48 registers and a spill).
-  // (FUSEC_ROW_MIN_CTAS=N, for measurement: ask for N CTAs an SM, .maxntid
-  // and .minnctapersm, which caps the registers at 64K / (N x block). On the
-  // H200 4 CTAs of 256 made fp8 row quantization 10% faster (64 registers
-  // where ptxas took 72), softmax's backward 11% slower, and softmax over
-  // 8192 bf16 spills for sm_100a: not a default.)
+  // A thread that holds at most 32 elements of one input for one reduction
+  // and computes no transcendental per element asks for 64 registers
+  // (.maxntid and .minnctapersm: 64K / (64 x block) CTAs an SM). On the
+  // H200 ptxas left alone took 72 for fp8 row quantization (3 CTAs of 256
+  // an SM), 10% slower than at 64; with two inputs (softmax's backward) the
+  // cap ran 11% slower, and with two reductions (softmax over 8192 bf16,
+  // layer_norm) it spilled for sm_100a.
+  // (FUSEC_ROW_MIN_CTAS=N, for measurement: N CTAs an SM instead; 0: none.)
   SmallVector<NamedAttribute> attrs;
-  int64_t minCtas = 0;
+  bool transcendental = false;
+  body.walk([&](CostOpInterface op) {
+    for (Value r : op->getResults())
+      if (isFull(r) && op.getCost().sfuOps > 0)
+        transcendental = true;
+  });
+  int64_t held = static_cast<int64_t>(fullArgs.size()) * launch.getVector() * launch.getChunks();
+  int64_t minCtas =
+      block < 1024 && fullArgs.size() == 1 && numReductions == 1 && held <= 32 && !transcendental
+          ? 65536 / (64 * block)
+          : 0;
   if (const char *v = std::getenv("FUSEC_ROW_MIN_CTAS"); v && *v)
     minCtas = std::clamp<int64_t>(std::atoll(v), 0, 32);
   if (block >= 1024 || minCtas > 0)

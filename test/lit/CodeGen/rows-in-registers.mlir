@@ -5,6 +5,13 @@
 // RUN: %ptxas -arch=sm_90a -v %t/rms_norm_warp.k0_cast_cast.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %ptxas -arch=sm_90a -v %t/softmax_cta.k0_cast_cast.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %ptxas -arch=sm_90a -v %t/softmax_1024.k0_cast_cast.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptxas -arch=sm_90a -v %t/row_quant.k0_cast_div.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/b arch=sm_100a" -o /dev/null
+// RUN: %ptxas -arch=sm_100a -v %t/b/row_quant.k0_cast_div.ptx -o %t/e.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: FileCheck %s --check-prefix=BOUND < %t/row_quant.k0_cast_div.ptx
+// RUN: FileCheck %s --check-prefix=UNBOUND < %t/softmax_cta.k0_cast_cast.ptx
+// RUN: env FUSEC_ROW_MIN_CTAS=0 fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t/off" -o /dev/null
+// RUN: FileCheck %s --check-prefix=UNBOUND < %t/off/row_quant.k0_cast_div.ptx
 // REQUIRES: ptxas
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
@@ -62,4 +69,24 @@ func.func @softmax_cta(%x: tensor<4x8192xbf16>) -> tensor<4x8192xbf16> {
 func.func @softmax_1024(%x: tensor<3x50304xbf16>) -> tensor<3x50304xbf16> {
   %0 = fusec.softmax %x dim 1 : tensor<3x50304xbf16>
   return %0 : tensor<3x50304xbf16>
+}
+
+// fp8 row quantization: one input, 32 elements a thread, one reduction, no
+// transcendental per element: the kernel asks for 4 CTAs of 256 an SM (64
+// registers), and fits them without a spill. softmax (two reductions, exp
+// per element) is left to ptxas, as is everything under FUSEC_ROW_MIN_CTAS=0.
+// BOUND: .maxntid 256
+// BOUND: .minnctapersm 4
+// UNBOUND-NOT: .minnctapersm
+func.func @row_quant(%x: tensor<6x8192xbf16>) -> (tensor<6x8192xf8E4M3FN>, tensor<6xf32>) {
+  %xf = fusec.cast %x : tensor<6x8192xbf16> to tensor<6x8192xf32>
+  %a = fusec.abs %xf : tensor<6x8192xf32>
+  %amax = fusec.reduce max %a dims [1] : tensor<6x8192xf32> -> tensor<6xf32>
+  %k = fusec.constant dense<448.0> : tensor<6xf32>
+  %sc = fusec.div %k, %amax : tensor<6xf32>
+  %sb = fusec.broadcast %sc dims [0] : tensor<6xf32> -> tensor<6x8192xf32>
+  %q = fusec.mul %xf, %sb : tensor<6x8192xf32>
+  %y = fusec.cast %q : tensor<6x8192xf32> to tensor<6x8192xf8E4M3FN>
+  %inv = fusec.div %amax, %k : tensor<6xf32>
+  return %y, %inv : tensor<6x8192xf8E4M3FN>, tensor<6xf32>
 }
