@@ -781,18 +781,19 @@ struct SplitVariance : OpRewritePattern<ReduceOp> {
       auto attr = DenseElementsAttr::get(xt, rewriter.getFloatAttr(xt.getElementType(), scale));
       sq = MulOp::create(rewriter, loc, xt, sq, ConstantOp::create(rewriter, loc, xt, attr));
     }
+    // Across the groups: every outer dim precedes the inner ones, so it keeps
+    // its position in the statistics' shape. The mean is made here, before
+    // any user of the old one; w may be defined later, so what reads it is
+    // made where the variance was.
+    auto outType = cast<RankedTensorType>(op.getType());
+    Value m = reduce(ReduceKind::mean, mg, outType, outer);
+    rewriter.setInsertionPoint(op);
     if (w) {
-      rewriter.setInsertionPoint(op);
       if (xr != x)
         wr = ReshapeOp::create(rewriter, loc, xt, w);
       sq = AddOp::create(rewriter, loc, xt, wr, sq);
     }
     Value vg = reduce(kind, sq, midType, inner);
-    // Across the groups: every outer dim precedes the inner ones, so it keeps
-    // its position in the statistics' shape.
-    auto outType = cast<RankedTensorType>(op.getType());
-    Value m = reduce(ReduceKind::mean, mg, outType, outer);
-    rewriter.setInsertionPoint(op);
     SmallVector<int64_t> keptInMid;
     for (int64_t i = 0; i < static_cast<int64_t>(midShape.size()); ++i)
       if (!llvm::is_contained(outer, i))

@@ -12,6 +12,7 @@
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=keepdims_pow_normalized %s | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=bn1d_long %s | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=run_inner %s | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=with_term %s | FileCheck %s --check-prefix=SAME
 // SAME: PASS
 
 // CHECK-LABEL: func.func @bn_nchw
@@ -153,4 +154,24 @@ func.func @other_dims(%x: tensor<16x6x96x128xf32>) -> (tensor<16xf32>, tensor<6x
   %sq = fusec.mul %d, %d : tensor<16x6x96x128xf32>
   %v = fusec.reduce mean %sq dims [0, 2, 3] : tensor<16x6x96x128xf32> -> tensor<6xf32>
   return %m, %v : tensor<16xf32>, tensor<6xf32>
+}
+
+// The form this rewrite leaves across groups, written out: mean(w + (x -
+// mean(x))^2) over 2048 rows, the mean also read before the variance (by an
+// exp). The new mean is made where the old one was; what reads w, where the
+// variance was.
+// CHECK-LABEL: func.func @with_term
+// CHECK: fusec.reshape %arg0 : tensor<2048x64xf32> -> tensor<32x64x64xf32>
+// CHECK: %[[M:.*]] = fusec.reduce mean %{{.*}} dims [0] : tensor<32x64xf32> -> tensor<64xf32>
+// CHECK-NEXT: fusec.exp %[[M]]
+// CHECK: return
+func.func @with_term(%x: tensor<2048x64xf32>, %w: tensor<2048x64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %m = fusec.reduce mean %x dims [0] : tensor<2048x64xf32> -> tensor<64xf32>
+  %u = fusec.exp %m : tensor<64xf32>
+  %mb = fusec.broadcast %m dims [1] : tensor<64xf32> -> tensor<2048x64xf32>
+  %d = fusec.sub %x, %mb : tensor<2048x64xf32>
+  %sq = fusec.mul %d, %d : tensor<2048x64xf32>
+  %t = fusec.add %w, %sq : tensor<2048x64xf32>
+  %v = fusec.reduce mean %t dims [0] : tensor<2048x64xf32> -> tensor<64xf32>
+  return %u, %v : tensor<64xf32>, tensor<64xf32>
 }
