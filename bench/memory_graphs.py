@@ -283,7 +283,8 @@ def batch_norm_stats_nhwc(s):
          f"%v = fusec.reduce mean %sq dims [0, 1, 2] : {TF} -> {V}"],
         [("m", [c], "f32"), ("v", [c], "f32")], torch_fn, jax_fn, max_kernels=3,
         note="channels-last statistics: a column reduction whose variance reads its "
-             "mean; per (n, h) group of W rows, then per n, then across n")
+             "mean; fusec-decompose cuts the N*H*W rows into groups of 256 (28 x 28 "
+             "of them), each group's mean and variance, then the groups' in two steps")
 
 
 def mean_pool(s):
