@@ -735,6 +735,21 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // cast(cast(x: A -> B): B -> C) is cast(x: A -> C) when B holds every
+  // value of A exactly (bf16 -> f32, f16 -> f64, fp8 -> bf16; B a float
+  // with infinities): the conversion to C then sees the same value. The
+  // round trip (C = A) is x itself.
+  if (auto inner = getInput().getDefiningOp<CastOp>()) {
+    auto a = dyn_cast<FloatType>(getElementTypeOrSelf(inner.getInput().getType()));
+    auto b = dyn_cast<FloatType>(getElementTypeOrSelf(inner.getType()));
+    if (a && b && (b.isF16() || b.isBF16() || b.isF32() || b.isF64()) &&
+        llvm::APFloatBase::isRepresentableBy(a.getFloatSemantics(), b.getFloatSemantics())) {
+      if (inner.getInput().getType() == getType())
+        return inner.getInput();
+      getInputMutable().assign(inner.getInput());
+      return getResult();
+    }
+  }
   return {};
 }
 

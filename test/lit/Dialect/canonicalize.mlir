@@ -1,6 +1,8 @@
 // RUN: fusec-opt %s -split-input-file -canonicalize | FileCheck %s
 // The folds keep the results:
 // RUN: fusec-run --verify-pipeline=canonicalize %S/Inputs/foldable.mlir | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=canonicalize %S/Inputs/cast-chains.mlir | FileCheck %s --check-prefix=SAME
+// RUN: fusec-opt %S/Inputs/cast-chains.mlir -canonicalize | FileCheck %s --check-prefix=CASTS
 // SAME: PASS
 
 // CHECK-LABEL: func.func @identities
@@ -64,3 +66,16 @@ func.func @no_div_by_zero() -> tensor<8xi32> {
   %k = fusec.div %i, %z : tensor<8xi32>
   return %k : tensor<8xi32>
 }
+
+// A cast through an exact intermediate (bf16 -> f32) is one
+// cast, and the round trip is the value; through a lossy one (f32 -> bf16,
+// f32 -> f16) both stay (Inputs/cast-chains.mlir).
+// CASTS-LABEL: func.func @cast_chains
+// CASTS-SAME: (%[[H:.*]]: tensor<4x8xbf16>, %[[F:.*]]: tensor<4x8xf32>)
+// CASTS-DAG: %[[A:.*]] = fusec.cast %[[H]] : tensor<4x8xbf16> to tensor<4x8xf16>
+// CASTS-DAG: %[[B1:.*]] = fusec.cast %[[F]] : tensor<4x8xf32> to tensor<4x8xbf16>
+// CASTS-DAG: %[[B2:.*]] = fusec.cast %[[B1]] : tensor<4x8xbf16> to tensor<4x8xf32>
+// CASTS-DAG: %[[C1:.*]] = fusec.cast %[[F]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CASTS-DAG: %[[C2:.*]] = fusec.cast %[[C1]] : tensor<4x8xf16> to tensor<4x8xbf16>
+// CASTS-DAG: %[[D:.*]] = fusec.cast %[[H]] : tensor<4x8xbf16> to tensor<4x8xi32>
+// CASTS: return %[[A]], %[[H]], %[[B2]], %[[C2]], %[[D]]
