@@ -10,8 +10,13 @@
 #    checked: a clean error or a correct result, and a cache that still works;
 # 3. random graphs (test/random/random_graphs.py --gpu): the whole JIT path
 #    against the interpreter, RANDOM_COUNT graphs per type (f32, bf16, f16,
-#    mixed) from RANDOM_FIRST, until RANDOM_SECONDS have passed;
+#    mixed) from RANDOM_FIRST, RANDOM_BATCH graphs a fusec-run process
+#    (--batch: one JIT and CUDA context for them), each type until its share
+#    of what is left of CAMPAIGN_SECONDS has passed (RANDOM_SECONDS fixes it);
 # 4. a sample of them under compute-sanitizer memcheck and racecheck.
+# PARTS (default "tests faults random sanitize") picks the steps, so that a
+# second call can go on with the campaign alone (RANDOM_FIRST past the
+# first call's graphs).
 # The summary and the fault table under $OUT; every log, each campaign's
 # JSON and every failing graph in $OUT/results.tar.xz; a short table last.
 set -uo pipefail
@@ -30,8 +35,12 @@ export PYTHONUNBUFFERED=1
 JOBS=${JOBS:-$(nproc)}
 COUNT=${RANDOM_COUNT:-2500}
 FIRST=${RANDOM_FIRST:-0}
-SECONDS_PER_TYPE=${RANDOM_SECONDS:-90}
+BATCH=${RANDOM_BATCH:-32}
+BUDGET=${CAMPAIGN_SECONDS:-530}
 SAN_COUNT=${SANITIZE_COUNT:-64}
+PARTS=" ${PARTS:-tests faults random sanitize} "
+part() { [[ "$PARTS" == *" $1 "* ]]; }
+SECONDS=0
 {
   date -u +"date: %Y-%m-%dT%H:%M:%SZ"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
@@ -42,7 +51,7 @@ summary="$OUT/summary.txt"
 : > "$summary"
 
 # 1. The runtime and JIT tests.
-for t in fusec-runtime-tests fusec-jit-tests; do
+part tests && for t in fusec-runtime-tests fusec-jit-tests; do
   if [ -x "$BIN/$t" ]; then
     timeout 300 "$BIN/$t" > "$OUT/$t.log" 2>&1
     rc=$?
@@ -85,6 +94,7 @@ fault() {
   printf '%-22s %-26s rc=%-4s %-12s then without the fault: %s | %s\n' "$name" "$spec" "$rc" "$outcome" "$after" \
     "$(grep -m1 -E 'error|injected|match|result #0' "$log" | cut -c1-150)" | tee -a "$faults"
 }
+if part faults; then
 fault driver driver "error:no CUDA driver" "$G"
 # Each compile-time fault starts from an empty kernel cache (a cached cubin
 # never reaches nvJitLink).
@@ -104,28 +114,35 @@ echo "cache-dir-unwritable   FUSEC_CACHE_DIR=<file>/cache rc=$? (0: served)" | t
 unexpected=$(grep -c UNEXPECTED "$faults")
 after_fail=$(grep -c 'then without the fault: FAIL' "$faults")
 echo "faults injected into fusec-run: $(grep -c ' rc=' "$faults") cases, $unexpected unexpected outcomes, $after_fail later runs failing" | tee -a "$summary"
+fi
 
 # 3. Random graphs, the whole JIT path against the interpreter.
 seed=0
-for dt in f32 bf16 f16 mixed; do
+left=4
+part random && for dt in f32 bf16 f16 mixed; do
   seed=$((seed + 1))
+  # This type's share of the time left, the sanitizers' 45 s kept aside.
+  share=${RANDOM_SECONDS:-$(( (BUDGET - SECONDS - 45) / left ))}
+  left=$((left - 1))
   python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --dtype $dt --seed $((100 + seed)) \
-    --first "$FIRST" --count "$COUNT" --jobs "$JOBS" --deadline "$SECONDS_PER_TYPE" --minimize \
+    --first "$FIRST" --count "$COUNT" --jobs "$JOBS" --batch "$BATCH" --deadline "$share" --minimize \
     --keep "$OUT/random-$dt" --json "$OUT/random-$dt.json" --timeout 120 > "$OUT/random-$dt.log" 2>&1
   tail -1 "$OUT/random-$dt.log" | tee -a "$summary"
 done
 
 # 4. A sample under the sanitizers.
-python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --sanitize memcheck --dtype mixed --seed 201 \
+part sanitize && python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --sanitize memcheck --dtype mixed --seed 201 \
   --count "$SAN_COUNT" --jobs "$JOBS" --keep "$OUT/memcheck" --json "$OUT/memcheck.json" --timeout 300 \
   > "$OUT/memcheck.log" 2>&1
-tail -1 "$OUT/memcheck.log" | tee -a "$summary"
-python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --sanitize racecheck --dtype mixed --seed 202 \
+part sanitize && tail -1 "$OUT/memcheck.log" | tee -a "$summary"
+part sanitize && python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --sanitize racecheck --dtype mixed --seed 202 \
   --count $((SAN_COUNT / 2)) --jobs "$JOBS" --keep "$OUT/racecheck" --json "$OUT/racecheck.json" --timeout 300 \
   > "$OUT/racecheck.log" 2>&1
-tail -1 "$OUT/racecheck.log" | tee -a "$summary"
+part sanitize && tail -1 "$OUT/racecheck.log" | tee -a "$summary"
+echo "elapsed: ${SECONDS} s" | tee -a "$summary"
 
-cp "$summary" "$faults" "$OUT/machine.txt" "$FINAL/"
+cp "$summary" "$OUT/machine.txt" "$FINAL/"
+[ -f "$OUT/faults.txt" ] && cp "$OUT/faults.txt" "$FINAL/"
 tar -C "$OUT" -cJf "$FINAL/results.tar.xz" . && rm -rf "$OUT"
 echo
 echo "== summary =="

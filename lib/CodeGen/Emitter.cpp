@@ -12,10 +12,27 @@
 
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 
 namespace fusec::codegen {
+
+bool picksPartByBranches(ConcatOp op) {
+  int64_t d = op.getDim();
+  if (llvm::count_if(op.getInputs(), [&](Value in) {
+        return cast<RankedTensorType>(in.getType()).getShape()[d] != 0;
+      }) <= 8)
+    return false;
+  // Parts that are slices of one value (a convolution's taps) are read
+  // through that value once, by evalOp.
+  llvm::SmallPtrSet<void *, 8> sliced;
+  for (Value in : op.getInputs())
+    if (auto sl = in.getDefiningOp<SliceOp>())
+      if (!sliced.insert(sl.getInput().getAsOpaquePointer()).second)
+        return false;
+  return true;
+}
 
 std::optional<ElemTypes> elemTypes(Type type) {
   Type e = getElementTypeOrSelf(type);
@@ -587,6 +604,77 @@ absl::StatusOr<Value> KernelEmitter::eval(Value v, Value index, int lane) {
   return out;
 }
 
+absl::StatusOr<Value> KernelEmitter::branchConcat(ConcatOp cc, Type compute,
+                                                  ArrayRef<Value> c, int lane) {
+  // A balanced tree of branches on the concatenated coordinate reaches the
+  // group of at most kConcatGroup parts an element lies in; the leaf reads
+  // each part of its group at a clamped coordinate and selects the one
+  // (as evalOp does for a few parts), and the leaves meet in a block
+  // argument. Code is linear in the parts, and an element reads at most
+  // kConcatGroup of them. Reading every part through one select chain
+  // compiled in time quadratic in the parts (2000 parts: 35 s, in LLVM's
+  // optimizer); a leaf a part, in about cubic time (CodeGenPrepare on 2000
+  // blocks meeting in one phi: 77 s). Values a leaf computes stay in its
+  // scope: they do not dominate what follows.
+  constexpr size_t kConcatGroup = 8;
+  int64_t d = cc.getDim();
+  struct Part {
+    Value input;
+    int64_t start;
+  };
+  SmallVector<Part> parts;
+  int64_t start = 0;
+  for (Value input : cc.getInputs()) {
+    int64_t size = cast<RankedTensorType>(input.getType()).getShape()[d];
+    if (size != 0)
+      parts.push_back({input, start});
+    start += size;
+  }
+  auto leaf = [&](size_t lo, size_t hi) -> absl::StatusOr<Value> {
+    Value chosen;
+    for (size_t k = lo; k < hi; ++k) {
+      auto src = cast<RankedTensorType>(parts[k].input.getType()).getShape();
+      Value local = e.sub(c[d], e.i64c(parts[k].start));
+      Value inside = e.icmp(LLVM::ICmpPredicate::sge, local, e.i64c(0));
+      SmallVector<Value> ic(c.begin(), c.end());
+      ic[d] = e.umin(e.select(inside, local, e.i64c(0)), e.i64c(src[d] - 1));
+      auto x = eval(parts[k].input, linearize(ic, src), lane);
+      if (!x.ok())
+        return x;
+      chosen = !chosen ? *x : e.select(inside, *x, chosen);
+    }
+    return chosen;
+  };
+  Block *merge = e.newBlock({compute});
+  std::function<absl::Status(size_t, size_t)> emit = [&](size_t lo,
+                                                         size_t hi) -> absl::Status {
+    if (hi - lo <= kConcatGroup) {
+      openScope();
+      auto x = leaf(lo, hi);
+      closeScope();
+      if (!x.ok())
+        return x.status();
+      e.br(merge, {*x});
+      return absl::OkStatus();
+    }
+    // Split at a group boundary, so that every leaf but the last is whole.
+    size_t groups = (hi - lo + kConcatGroup - 1) / kConcatGroup;
+    size_t mid = lo + groups / 2 * kConcatGroup;
+    Block *left = e.newBlock(), *right = e.newBlock();
+    e.condBr(e.icmp(LLVM::ICmpPredicate::slt, c[d], e.i64c(parts[mid].start)), left, right);
+    e.setBlock(left);
+    if (absl::Status st = emit(lo, mid); !st.ok())
+      return st;
+    e.setBlock(right);
+    return emit(mid, hi);
+  };
+  if (absl::Status st = emit(0, parts.size()); !st.ok())
+    return st;
+  e.moveToEnd(merge);
+  e.setBlock(merge);
+  return merge->getArgument(0);
+}
+
 absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index, int lane) {
   auto shape = cast<RankedTensorType>(v.getType()).getShape();
   ElemTypes rt = *elemTypes(v.getType());
@@ -649,6 +737,11 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
     };
     if (shared)
       throughRuns = false;
+    if (!throughRuns && launch.getVector() == 1 && launch.getChunks() == 1 &&
+        (launch.getStrategy() == Strategy::elementwise ||
+         launch.getStrategy() == Strategy::movement) &&
+        picksPartByBranches(cc))
+      return branchConcat(cc, rt.compute, c, lane);
     Value sharedIndex, inShared;
     int64_t start = 0;
     Value chosen;

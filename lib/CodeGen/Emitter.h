@@ -67,6 +67,14 @@ std::optional<ElemTypes> elemTypes(mlir::Type type);
 /// kernel is left without PTX).
 absl::Status unimplemented(mlir::Operation *op, const std::string &why);
 
+/// Whether a concat picks an element's part by branches
+/// (KernelEmitter::branchConcat): more than 8 non-empty parts, no two of
+/// them slices of one value (those are read through it once). The plan
+/// gives a kernel with one a thread an element (no lanes, so one branch
+/// tree an element), and only elementwise and movement kernels take that
+/// path.
+bool picksPartByBranches(ConcatOp op);
+
 /// Row-major strides of `shape`.
 llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
 
@@ -386,6 +394,9 @@ protected:
 private:
   absl::StatusOr<mlir::Value> evalOp(mlir::Operation *op, mlir::Value v,
                                      mlir::Value index, int lane);
+  /// A concat of many parts: branches pick the part (see Emitter.cpp).
+  absl::StatusOr<mlir::Value> branchConcat(ConcatOp op, mlir::Type compute,
+                                           llvm::ArrayRef<mlir::Value> coords, int lane);
   llvm::DenseMap<std::pair<mlir::Value, mlir::Value>, mlir::Value> memo;
   std::vector<std::vector<std::pair<mlir::Value, mlir::Value>>> scopes;
   struct KnownCoordinates {

@@ -916,6 +916,15 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     int64_t unroll = matmul ? 1 : 2, threads = matmul ? 256 : 128;
     if (const char *v = std::getenv("FUSEC_ELEMENTWISE_UNROLL"); v && *v && !matmul)
       unroll = std::clamp<int64_t>(std::atoll(v), 1, 8);
+    // A concat of many parts: an element a thread, which finds its part by
+    // branches and reads that part alone (a chunk's lanes would each take
+    // their own branch tree; 2000 parts compiled in 90 s with 8 lanes).
+    bool wideConcat = false;
+    kernel.getBody().walk([&](ConcatOp c) { wideConcat |= codegen::picksPartByBranches(c); });
+    if (wideConcat && !matmul) {
+      vector = unroll = 1;
+      chunks = elements;
+    }
     if (const char *v = std::getenv("FUSEC_ELEMENTWISE_THREADS"); v && *v)
       threads = std::clamp<int64_t>(std::atoll(v) / 32 * 32, 64, 1024);
     int64_t cap = perSm ? sms * perSm * 256 / threads : ceilDiv(chunks, threads * unroll);

@@ -7,8 +7,9 @@ against the interpreter, optionally under compute-sanitizer.
 
 usage: random_graphs.py FUSEC_RUN [--count N] [--first I] [--seed S]
                         [--pipeline P] [--dtype f32|bf16|f16|mixed]
-                        [--gpu [--sanitize TOOL]] [--jobs J] [--minimize]
-                        [--keep DIR] [--json FILE] [--deadline SECONDS]
+                        [--gpu [--sanitize TOOL]] [--jobs J] [--batch B]
+                        [--minimize] [--keep DIR] [--json FILE]
+                        [--deadline SECONDS]
 
 Each graph draws 3 to 12 ops from elementwise (binary with broadcasts,
 unary, transcendentals, guarded div/sqrt/rsqrt/log/pow, compare and select),
@@ -20,7 +21,9 @@ size-1 shapes; it returns every value nothing else uses. A graph whose check
 fails is written to --keep (or the temp dir) and named, with --minimize also
 its shortest failing prefix (graph_S_I_minK.mlir: the first K ops, the same
 draws); the exit status is 1 on any mismatch, crash or hang, so that a ctest
-entry fails.
+entry fails. --batch B runs B graphs a fusec-run process (`fusec-run
+--batch`: one MLIRContext, JIT and CUDA context for them); a graph a batch
+died in is run again alone, which names the crash or hang.
 """
 import argparse
 import concurrent.futures
@@ -393,6 +396,44 @@ def check(a, path, i):
     return ok, why, time.time() - start
 
 
+def check_batch(a, items):
+    """[(i, ok, why, seconds)] of graphs [(i, path)], run by one fusec-run
+    --batch process (one JIT and CUDA context for all). A graph the process
+    died in (a crash, a hang) is checked again alone, which names what
+    happened; the ones after it run as a new batch."""
+    if not items:
+        return []
+    listing = items[0][1] + ".batch"
+    with open(listing, "w") as f:
+        for i, path in items:
+            f.write(f"{path} {i + 1}\n")
+    cmd = [a.fusec_run, f"--batch={listing}"]
+    cmd += (["--runs=1", "--warmup=0"] if a.gpu else
+            ["--reference", f"--verify-pipeline={a.pipeline}", "--trials=1"])
+    start = time.time()
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=a.timeout * len(items))
+        out = r.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+    os.remove(listing)
+    done = {}
+    for m in re.finditer(r"^==> (\S+)\n(.*?)^<== \1 exit (\d+)\n", out, re.M | re.S):
+        done[m.group(1)] = (int(m.group(3)), m.group(2))
+    results = []
+    per = (time.time() - start) / len(items)
+    for k, (i, path) in enumerate(items):
+        if path not in done:
+            # The process ended inside this graph: alone it tells why.
+            ok, why, secs = check(a, path, i)
+            results.append((i, ok, why, secs))
+            return results + check_batch(a, items[k + 1:])
+        rc, text = done[path]
+        results.append((i, rc == 0, text[-1500:], per))
+    return results
+
+
 def classify(why):
     if why.startswith("timed out"):
         return "hang"
@@ -440,6 +481,9 @@ def main():
                    help="with --gpu: under compute-sanitizer with this tool")
     p.add_argument("--sanitizer", default="compute-sanitizer")
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--batch", type=int, default=1,
+                   help="graphs per fusec-run process (--batch mode: one JIT and CUDA "
+                        "context for all; not with --sanitize)")
     p.add_argument("--minimize", action="store_true",
                    help="shrink each failure to its shortest failing prefix")
     p.add_argument("--json", help="write a summary (counts, failures) here")
@@ -449,36 +493,52 @@ def main():
     keep = a.keep or tempfile.mkdtemp(prefix="fusec-random-")
     os.makedirs(keep, exist_ok=True)
 
-    def one(i):
+    if a.batch > 1 and a.sanitize:
+        p.error("--batch runs no sanitizer: compute-sanitizer checks one graph a process")
+
+    def chunk(indices):
+        """The graphs `indices`, written and checked (None once past the
+        deadline)."""
         if a.deadline and time.time() - start > a.deadline:
             return None
-        text, n = graph_text(a.seed, i, a.dtype)
-        path = os.path.join(keep, f"graph_{a.seed}_{i}.mlir")
-        with open(path, "w") as f:
-            f.write(text)
-        ok, why, secs = check(a, path, i)
-        if ok:
-            os.remove(path)
-        return i, n, path, ok, why, secs
+        items, sizes = [], {}
+        for i in indices:
+            text, sizes[i] = graph_text(a.seed, i, a.dtype)
+            path = os.path.join(keep, f"graph_{a.seed}_{i}.mlir")
+            with open(path, "w") as f:
+                f.write(text)
+            items.append((i, path))
+        if len(items) == 1:
+            ok, why, secs = check(a, items[0][1], items[0][0])
+            checked = [(items[0][0], ok, why, secs)]
+        else:
+            checked = check_batch(a, items)
+        out = []
+        for (i, path), (_, ok, why, secs) in zip(items, checked):
+            if ok:
+                os.remove(path)
+            out.append((i, sizes[i], path, ok, why, secs))
+        return out
 
     start = time.time()
     failures = []
     ran = 0
+    indices = list(range(a.first, a.first + a.count))
+    chunks = [indices[k:k + a.batch] for k in range(0, len(indices), max(1, a.batch))]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-        for r in pool.map(one, range(a.first, a.first + a.count)):
-            if r is None:
-                continue
-            ran += 1
-            i, n, path, ok, why, secs = r
-            if not ok:
-                kind = classify(why)
-                entry = {"graph": path, "index": i, "kind": kind, "why": why}
-                if a.minimize:
-                    m = minimize(a, i, n, keep)
-                    if m:
-                        entry["minimized"] = m[0]
-                failures.append(entry)
-                print(f"FAIL ({kind}) {path}:\n{why}", flush=True)
+        for rs in pool.map(chunk, chunks):
+            for r in rs or []:
+                ran += 1
+                i, n, path, ok, why, secs = r
+                if not ok:
+                    kind = classify(why)
+                    entry = {"graph": path, "index": i, "kind": kind, "why": why}
+                    if a.minimize:
+                        m = minimize(a, i, n, keep)
+                        if m:
+                            entry["minimized"] = m[0]
+                    failures.append(entry)
+                    print(f"FAIL ({kind}) {path}:\n{why}", flush=True)
     mode = ("gpu" + (f"+{a.sanitize}" if a.sanitize else "")) if a.gpu else a.pipeline
     print(f"random graphs ({a.dtype}, {mode}, seed {a.seed}): "
           f"{ran - len(failures)}/{ran} pass in {time.time() - start:.0f} s"

@@ -153,6 +153,13 @@ static cl::opt<std::string> archOption(
              "GPU present). A Hopper runs sm_80 code: the strategies without "
              "tensor cores (matmul_simt) on the same graph"),
     cl::cat(runCategory));
+static cl::opt<std::string> batchFile(
+    "batch",
+    cl::desc("Run every graph listed in FILE (a line `PATH [SEED]` each; - for "
+             "stdin) in this one process, sharing the JIT and the CUDA context, "
+             "each between `==> PATH` and `<== PATH exit N` lines (random-graph "
+             "campaigns)"),
+    cl::value_desc("FILE"), cl::cat(runCategory));
 static cl::opt<int64_t> rowChunks(
     "row-chunks",
     cl::desc("GPU run: the 16-byte chunks a thread of a row kernel aims to "
@@ -311,7 +318,11 @@ int runOnGpu(const std::string &text,
   if (absl::Status st = fusec::rt::available(); !st.ok())
     return fail(absl::StrCat(st.message(),
                              "; run with --reference for the CPU interpreter"));
-  auto jit = fusec::Jit::create(jitOptions());
+  // One Jit for the process: a --batch of graphs shares its context and
+  // kernel cache. Never destroyed: its executables' device buffers go with
+  // the process, not after the driver's own teardown at exit.
+  static auto &jit = *new absl::StatusOr<std::unique_ptr<fusec::Jit>>(
+      fusec::Jit::create(jitOptions()));
   if (!jit.ok())
     return fail(std::string(jit.status().message()));
   auto compileStart = std::chrono::steady_clock::now();
@@ -749,42 +760,11 @@ int runOnnxTest(MLIRContext &context) {
   return ok ? 0 : 1;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  registerAsmPrinterCLOptions();
-  registerMLIRContextCLOptions();
-  fusec::registerFusecPasses();
-  fusec::registerFusecCodeGenPasses();
-  fusec::registerFusecPipeline();
-  registerCanonicalizerPass();
-  registerCSEPass();
-  cl::HideUnrelatedOptions(runCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "fusec-run: run a fusec graph and compare it with the reference "
-      "interpreter\n");
-  if (!streamLoad.empty() && !fusec::parseStreamLoad(streamLoad))
-    return fail("--stream-load=" + streamLoad + ": expected plain, no_allocate, l2_256b or evict_first");
-  if (!keepLoad.empty() && !fusec::parseKeepLoad(keepLoad))
-    return fail("--keep-load=" + keepLoad + ": expected plain, evict_last or nc");
-  if (rowChunks != 0 && (rowChunks < 1 || rowChunks > 16))
-    return fail(absl::StrCat("--row-chunks=", static_cast<int64_t>(rowChunks), ": expected 1 to 16"));
-  // The environment's overrides of code generation, read once here.
-  auto overrides = fusec::codeGenOverridesFromEnvironment();
-  if (!overrides.ok())
-    return fail(std::string(overrides.status().message()));
-  fusec::setCodeGenOverrides(*overrides);
-
-  DialectRegistry registry;
-  registry.insert<fusec::FusecDialect, func::FuncDialect>();
-  fusec::registerCodeGenDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-
-  if (!onnxTest.empty())
-    return runOnnxTest(context);
+/// Runs the graph named by the positional argument (an .mlir graph or an
+/// .onnx model) with --seed: on the GPU against the interpreter, on the
+/// interpreter alone (--reference), or through --verify-pipeline. Exit 0, 1
+/// (mismatch) or 2.
+int runGraph(MLIRContext &context) {
   if (inputFile.empty())
     return fail("no input file (an .mlir graph or an .onnx model)");
 
@@ -905,4 +885,84 @@ int main(int argc, char **argv) {
     absl::StrAppend(&out, "]}\n");
   llvm::outs() << out;
   return 0;
+}
+
+/// --batch=FILE: each line `PATH [SEED]` run as `fusec-run PATH --seed=SEED`
+/// would run it (the other options as given), in this one process: one
+/// MLIRContext, one Jit and one CUDA context for all, where a process per
+/// graph pays for each again. Each graph's output stands between
+/// `==> PATH` and `<== PATH exit N` on stdout (stderr is flushed before the
+/// closing line, so a caller that merges the two streams can split them).
+/// A crash ends the batch inside a graph's markers: the caller runs the
+/// rest again. Exit 0 when every graph passed, else the largest exit code.
+int runBatch(MLIRContext &context) {
+  auto list = llvm::MemoryBuffer::getFileOrSTDIN(batchFile);
+  if (!list)
+    return fail(absl::StrCat("--batch=", batchFile.getValue(), ": ",
+                             list.getError().message()));
+  uint64_t defaultSeed = seed;
+  int worst = 0;
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*list)->getBuffer().split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    if (line.empty() || line.starts_with("#"))
+      continue;
+    auto [path, rest] = line.split(' ');
+    uint64_t graphSeed = defaultSeed;
+    if (!rest.trim().empty() && rest.trim().getAsInteger(10, graphSeed))
+      return fail(absl::StrCat("--batch=", batchFile.getValue(), ": '", line.str(),
+                               "' is not `PATH [SEED]`"));
+    inputFile.setValue(path.str());
+    seed.setValue(graphSeed);
+    llvm::outs() << "==> " << path << "\n";
+    llvm::outs().flush();
+    int rc = runGraph(context);
+    llvm::errs().flush();
+    llvm::outs() << "<== " << path << " exit " << rc << "\n";
+    llvm::outs().flush();
+    worst = std::max(worst, rc);
+  }
+  return worst;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  fusec::registerFusecPasses();
+  fusec::registerFusecCodeGenPasses();
+  fusec::registerFusecPipeline();
+  registerCanonicalizerPass();
+  registerCSEPass();
+  cl::HideUnrelatedOptions(runCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "fusec-run: run a fusec graph and compare it with the reference "
+      "interpreter\n");
+  if (!streamLoad.empty() && !fusec::parseStreamLoad(streamLoad))
+    return fail("--stream-load=" + streamLoad + ": expected plain, no_allocate, l2_256b or evict_first");
+  if (!keepLoad.empty() && !fusec::parseKeepLoad(keepLoad))
+    return fail("--keep-load=" + keepLoad + ": expected plain, evict_last or nc");
+  if (rowChunks != 0 && (rowChunks < 1 || rowChunks > 16))
+    return fail(absl::StrCat("--row-chunks=", static_cast<int64_t>(rowChunks), ": expected 1 to 16"));
+  // The environment's overrides of code generation, read once here.
+  auto overrides = fusec::codeGenOverridesFromEnvironment();
+  if (!overrides.ok())
+    return fail(std::string(overrides.status().message()));
+  fusec::setCodeGenOverrides(*overrides);
+
+  DialectRegistry registry;
+  registry.insert<fusec::FusecDialect, func::FuncDialect>();
+  fusec::registerCodeGenDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  if (!onnxTest.empty())
+    return runOnnxTest(context);
+  if (!batchFile.empty())
+    return runBatch(context);
+  return runGraph(context);
 }

@@ -1,11 +1,25 @@
 #!/usr/bin/env python3
-"""Adversarial graph shapes for fusec-fuse (issue #19): `chain N` is N
-alternating neg/tanh ops in one dependence chain; `fan N` is one input read
-by N multiplies whose results are summed in a chain (a use list of N)."""
+"""Adversarial graph shapes for fusec-fuse and code generation (issue #19):
+`chain N` is N alternating neg/tanh ops in one dependence chain; `fan N` is
+one input read by N multiplies whose results are summed in a chain (a use
+list of N); `concat N` concatenates N arguments of 8x3 (the last 8x5) along
+dim 1 and scales the result (one kernel whose elements pick among N parts)."""
 import sys
 
 T = "tensor<8x128xf32>"
 kind, n = sys.argv[1], int(sys.argv[2])
+if kind == "concat":
+    shapes = [3] * (n - 1) + [5]
+    total = sum(shapes)
+    args = ", ".join(f"%a{i}: tensor<8x{w}xf32>" for i, w in enumerate(shapes))
+    R = f"tensor<8x{total}xf32>"
+    print(f"func.func @concat({args}) -> {R} {{\n"
+          f"  %c = fusec.concat {', '.join(f'%a{i}' for i in range(n))} dim 1 : "
+          f"({', '.join(f'tensor<8x{w}xf32>' for w in shapes)}) -> {R}\n"
+          f"  %s = fusec.constant dense<2.0> : {R}\n"
+          f"  %y = fusec.mul %c, %s : {R}\n"
+          f"  return %y : {R}\n}}")
+    sys.exit(0)
 lines = [f"func.func @{kind}(%x: {T}) -> {T} {{"]
 prev = "%x"
 for i in range(n):
