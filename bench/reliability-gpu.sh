@@ -14,9 +14,12 @@
 #    (--batch: one JIT and CUDA context for them), each type until its share
 #    of what is left of CAMPAIGN_SECONDS has passed (RANDOM_SECONDS fixes it);
 # 4. a sample of them under compute-sanitizer memcheck and racecheck.
-# PARTS (default "tests faults random sanitize") picks the steps, so that a
-# second call can go on with the campaign alone (RANDOM_FIRST past the
-# first call's graphs).
+# 5. concats of 12 to 1000 parts (test/lit/Passes/Inputs/gen_adversarial.py),
+#    the code that picks a part by branches, against the interpreter, one
+#    under memcheck.
+# PARTS (default "tests faults random sanitize concat") picks the steps, so
+# that a second call can go on with the campaign alone (RANDOM_FIRST past
+# the first call's graphs, or other seeds: RANDOM_SEED_BASE, default 100).
 # The summary and the fault table under $OUT; every log, each campaign's
 # JSON and every failing graph in $OUT/results.tar.xz; a short table last.
 set -uo pipefail
@@ -38,7 +41,8 @@ FIRST=${RANDOM_FIRST:-0}
 BATCH=${RANDOM_BATCH:-32}
 BUDGET=${CAMPAIGN_SECONDS:-530}
 SAN_COUNT=${SANITIZE_COUNT:-64}
-PARTS=" ${PARTS:-tests faults random sanitize} "
+SEED_BASE=${RANDOM_SEED_BASE:-100}
+PARTS=" ${PARTS:-tests faults random sanitize concat} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 SECONDS=0
 {
@@ -124,7 +128,7 @@ part random && for dt in f32 bf16 f16 mixed; do
   # This type's share of the time left, the sanitizers' 45 s kept aside.
   share=${RANDOM_SECONDS:-$(( (BUDGET - SECONDS - 45) / left ))}
   left=$((left - 1))
-  python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --dtype $dt --seed $((100 + seed)) \
+  python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --dtype $dt --seed $((SEED_BASE + seed)) \
     --first "$FIRST" --count "$COUNT" --jobs "$JOBS" --batch "$BATCH" --deadline "$share" --minimize \
     --keep "$OUT/random-$dt" --json "$OUT/random-$dt.json" --timeout 120 > "$OUT/random-$dt.log" 2>&1
   tail -1 "$OUT/random-$dt.log" | tee -a "$summary"
@@ -139,6 +143,19 @@ part sanitize && python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --s
   --count $((SAN_COUNT / 2)) --jobs "$JOBS" --keep "$OUT/racecheck" --json "$OUT/racecheck.json" --timeout 300 \
   > "$OUT/racecheck.log" 2>&1
 part sanitize && tail -1 "$OUT/racecheck.log" | tee -a "$summary"
+# 5. Wide concats.
+if part concat; then
+  for n in 12 41 300 1000; do
+    python3 test/lit/Passes/Inputs/gen_adversarial.py concat $n > "$OUT/concat$n.mlir"
+    start=$SECONDS
+    timeout 300 "$BIN/fusec-run" "$OUT/concat$n.mlir" --runs=3 --warmup=1 > "$OUT/concat$n.log" 2>&1
+    rc=$?
+    echo "concat of $n parts: rc=$rc in $((SECONDS - start)) s: $(grep -m1 'result #0' "$OUT/concat$n.log")" | tee -a "$summary"
+  done
+  compute-sanitizer --tool memcheck --error-exitcode=97 "$BIN/fusec-run" "$OUT/concat41.mlir" --runs=1 --warmup=0 \
+    > "$OUT/concat41-memcheck.log" 2>&1
+  echo "concat of 41 parts under memcheck: rc=$? $(grep -m1 'ERROR SUMMARY' "$OUT/concat41-memcheck.log")" | tee -a "$summary"
+fi
 echo "elapsed: ${SECONDS} s" | tee -a "$summary"
 
 cp "$summary" "$OUT/machine.txt" "$FINAL/"

@@ -924,11 +924,21 @@ LogicalResult SliceOp::verify() {
                            << ", expected offset >= 0 and stride >= 1";
     if (ShapedType::isDynamic(size) || ShapedType::isDynamic(limit))
       continue;
-    if (size > 0 && off + (size - 1) * stride >= limit)
-      return emitOpError() << "dimension " << i << " reads index "
-                           << off + (size - 1) * stride
-                           << ", expected an index below " << limit
-                           << " (the size of operand #0 ('input'))";
+    // Checked: a stride near 2^63 wrapped the last index below the limit,
+    // and the op then read before its input (found by an audit).
+    if (size <= 0)
+      continue;
+    int64_t last = 0;
+    bool wraps = __builtin_mul_overflow(size - 1, stride, &last) ||
+                 __builtin_add_overflow(off, last, &last);
+    if (wraps || last >= limit) {
+      InFlightDiagnostic d = emitOpError() << "dimension " << i << " reads index ";
+      if (wraps)
+        d << off << " + " << size - 1 << " * " << stride << " (past 2^63)";
+      else
+        d << last;
+      return d << ", expected an index below " << limit << " (the size of operand #0 ('input'))";
+    }
   }
   return success();
 }
@@ -971,8 +981,10 @@ LogicalResult ConcatOp::verify() {
     if (ShapedType::isDynamic(t.getDimSize(getDim())) ||
         ShapedType::isDynamic(expected[getDim()]))
       expected[getDim()] = ShapedType::kDynamic;
-    else
-      expected[getDim()] += t.getDimSize(getDim());
+    else if (__builtin_add_overflow(expected[getDim()], t.getDimSize(getDim()),
+                                    &expected[getDim()]))
+      return emitOpError() << "the inputs' sizes in dimension " << getDim()
+                           << " add up past 2^63";
   }
   if (failed(checkSameElementType(*this, first, 0, "inputs")))
     return failure();
@@ -1230,9 +1242,11 @@ static LogicalResult verifyWindowAttrs(Operation *op, size_t spatial,
   return success();
 }
 
-/// The extent one window covers: dilation·(k - 1) + 1.
+/// The extent one window covers: dilation·(k - 1) + 1, saturating at
+/// INT64_MAX (a dilation of 2^32 over a filter dim of 2^32 + 1 wrapped to
+/// an extent of 1); a saturated extent is larger than any padded input.
 static int64_t windowExtent(const Window &w, size_t i) {
-  return w.dilations[i] * (w.kernel[i] - 1) + 1;
+  return satAdd(satMul(w.dilations[i], w.kernel[i] - 1), 1);
 }
 
 LogicalResult ConvOp::verify() {
@@ -1295,15 +1309,16 @@ LogicalResult ConvOp::verify() {
   expected.push_back(filter.getDimSize(1) * groups);
   ArrayRef<int64_t> result = getType().getShape();
   for (size_t i = 0; i < spatial; ++i) {
-    int64_t base = (in.getDimSize(i + 2) - 1) * w.strides[i] - w.padLow[i] - w.padHigh[i] +
-                   windowExtent(w, i);
+    int64_t base = satAdd(satMul(in.getDimSize(i + 2) - 1, w.strides[i]) - w.padLow[i] -
+                              w.padHigh[i],
+                          windowExtent(w, i));
     int64_t extra = static_cast<int64_t>(result.size()) == in.getRank() ? result[i + 2] - base : 0;
     if (extra < 0 || extra >= std::max(w.strides[i], w.dilations[i]))
       extra = 0;
     if (base < 1)
       return emitOpError() << "spatial dim " << i << " of the result would have size " << base
                            << ", expected at least 1 (the pads remove more than the input)";
-    expected.push_back(base + extra);
+    expected.push_back(satAdd(base, extra));
   }
   return checkResultShape(*this, expected);
 }
@@ -1344,6 +1359,14 @@ LogicalResult PoolOp::verify() {
                                 {"pad_high", getPadHigh()}})))
     return failure();
   Window w = windowOf(*this);
+  // Every output visits each tap of its window: at most 2^31 of them (four
+  // kernel dims of 2^16 made 2^64 taps, which wrapped to none).
+  int64_t taps = 1;
+  for (int64_t k : w.kernel)
+    taps = satMul(taps, k);
+  if (taps > (int64_t(1) << 31))
+    return emitOpError() << "'kernel' spans " << (taps == std::numeric_limits<int64_t>::max() ? "more than 2^63" : std::to_string(taps))
+                         << " taps, expected at most 2^31";
   ArrayRef<int64_t> result = getType().getShape();
   SmallVector<int64_t> expected = {in.getDimSize(0), in.getDimSize(1)};
   for (size_t i = 0; i < spatial; ++i) {

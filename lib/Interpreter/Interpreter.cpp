@@ -705,6 +705,13 @@ absl::Status Interpreter::execAttention(AttentionOp op) {
   auto out = make(op, op.getResult());
   if (!out.ok())
     return out.status();
+  // An empty result: nothing to compute. Its keys may still have a length of
+  // 2^60 (a head dim of 0 keeps the tensor empty), which the scores below
+  // would allocate.
+  if (out->numElements() == 0) {
+    set(op.getResult(), std::move(*out));
+    return absl::OkStatus();
+  }
   const HostTensor &q = get(op.getQuery()), &k = get(op.getKey()),
                    &v = get(op.getValue());
   int64_t batch = q.shape[0], hq = q.shape[1], sq = q.shape[2], d = q.shape[3];
@@ -801,7 +808,8 @@ static void forEachTap(const Window &w, const std::vector<int64_t> &pos,
     for (size_t d = 0; d < rank && inside; ++d) {
       int64_t c = pos[d] * w.strides[d] - w.padLow[d] + t[d] * w.dilations[d];
       inside = c >= 0 && c < dims[d];
-      flat = flat * dims[d] + c;
+      if (inside) // (past the input, flat could overflow; it is not used)
+        flat = flat * dims[d] + c;
     }
     if (inside)
       fn(tap, flat);
@@ -949,6 +957,10 @@ absl::StatusOr<HostTensor> elementsToHostTensor(Attribute value) {
   auto info = tensorTypeInfo(dense.getType());
   if (!info.ok())
     return info.status();
+  // A splat of 2^41 elements passes the verifier (its bytes fit in int64)
+  // and aborted on the allocation.
+  if (absl::Status st = checkHostSize(info->second, "the constant"); !st.ok())
+    return st;
   HostTensor out(info->first, info->second);
   Type e = dense.getElementType();
   auto fill = [&](auto range, auto toDouble) {
@@ -1007,6 +1019,19 @@ absl::Status checkArguments(func::FuncOp func, size_t count, Get tensorAt) {
           "argument #", i, " expects ",
           HostTensor(info->first, info->second).typeString(), ", got ",
           t.typeString()));
+    // A tensor built by hand through the API: its storage must hold its
+    // shape's elements, in the vector its type uses, or every op would read
+    // past it.
+    if (absl::Status st = checkHostSize(t.shape, absl::StrCat("argument #", i)); !st.ok())
+      return st;
+    int64_t n = 1;
+    for (int64_t d : t.shape)
+      n *= d;
+    if (t.numElements() != n || (t.isInteger() ? !t.data.empty() : !t.ints.empty()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument #", i, " (", t.typeString(), ") holds ", t.data.size(), " float and ",
+          t.ints.size(), " integer elements, expected ", n, " ",
+          t.isInteger() ? "integer" : "float", " ones"));
   }
   return absl::OkStatus();
 }
@@ -1285,8 +1310,16 @@ absl::StatusOr<std::vector<Comparison>> compareFunctions(func::FuncOp before,
   // A pass may change the storage types of the arguments (precision
   // lowering): give the transformed graph the same values, rounded.
   std::vector<HostTensor> afterInputs = *inputs;
+  if (after.getNumArguments() != before.getNumArguments())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the pipeline changed the number of arguments from ", before.getNumArguments(), " to ",
+        after.getNumArguments()));
   for (auto [i, t] : llvm::enumerate(after.getArgumentTypes())) {
     auto info = tensorTypeInfo(t);
+    if (info.ok() && isInteger(info->first) != afterInputs[i].isInteger())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the pipeline changed argument #", i, " from ", afterInputs[i].typeString(), " to ",
+          HostTensor(info->first, {}).typeString(), ": an integer and a float type"));
     if (info.ok() && info->first != afterInputs[i].dtype) {
       afterInputs[i].dtype = info->first;
       afterInputs[i].roundInPlace();

@@ -13,8 +13,8 @@ usage: random_graphs.py FUSEC_RUN [--count N] [--first I] [--seed S]
 
 Each graph draws 3 to 12 ops from elementwise (binary with broadcasts,
 unary, transcendentals, guarded div/sqrt/rsqrt/log/pow, compare and select),
-reductions over any dims, movement (transpose, reshape, slice, concat,
-broadcast), casts (fp8 round trips among them), integer chains, gathers
+reductions over any dims, movement (transpose, reshape, slice, concat of
+2 or 10 to 41 parts, broadcast), casts (fp8 round trips among them), integer chains, gathers
 (embedding rows and columns), composites (softmax, layer_norm, rms_norm,
 gelu, silu), matmuls and attention (GQA, causal, key masks), on odd and
 size-1 shapes; it returns every value nothing else uses. A graph whose check
@@ -295,14 +295,18 @@ class Graph:
                       f"[{', '.join('1' for _ in shape)}] : {ttype(shape, dt)} -> {ttype(out, dt)}",
                       out, dt)
         else:
+            # One part more, or (one in five) 9 to 40 more: a wide concat
+            # picks its part by branches in code generation.
             dim = self.rng.randrange(rank)
-            other = list(shape)
-            other[dim] = self.rng.choice([1, 2, 5])
-            b = self.arg(other, dt)
+            parts = [(name, list(shape))]
+            for _ in range(self.rng.randint(9, 40) if self.rng.random() < 0.2 else 1):
+                other = list(shape)
+                other[dim] = self.rng.choice([1, 2, 5])
+                parts.append((self.arg(other, dt)[0], other))
             out = list(shape)
-            out[dim] += other[dim]
-            self.emit(f"fusec.concat {name}, {b[0]} dim {dim} : ({ttype(shape, dt)}, "
-                      f"{ttype(other, dt)}) -> {ttype(out, dt)}", out, dt)
+            out[dim] = sum(p[1][dim] for p in parts)
+            self.emit(f"fusec.concat {', '.join(p[0] for p in parts)} dim {dim} : "
+                      f"({', '.join(ttype(p[1], dt) for p in parts)}) -> {ttype(out, dt)}", out, dt)
 
     def cast(self):
         name, shape, dt = self.pick()

@@ -193,6 +193,24 @@ func.func @slice_bounds(%a: tensor<4x8xf32>) {
 
 // -----
 
+// A stride near 2^63 wrapped the last index below the input's size: the
+// op was accepted and then read before its input (issue #19's audit).
+func.func @slice_stride_wraps(%a: tensor<2x2xf32>) {
+  // expected-error @+1 {{'fusec.slice' op dimension 0 reads index 0 + 2 * 9223372036854775807 (past 2^63), expected an index below 2 (the size of operand #0 ('input'))}}
+  %0 = fusec.slice %a offsets [0, 0] strides [9223372036854775807, 1] : tensor<2x2xf32> -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_stride_wraps_to_zero(%a: tensor<8xf32>) {
+  // expected-error @+1 {{'fusec.slice' op dimension 0 reads index 0 + 4 * 4611686018427387904 (past 2^63)}}
+  %0 = fusec.slice %a offsets [0] strides [4611686018427387904] : tensor<8xf32> -> tensor<5xf32>
+  return
+}
+
+// -----
+
 func.func @slice_stride(%a: tensor<4x8xf32>) {
   // expected-error @+1 {{'fusec.slice' op dimension 0 has offset 0 and stride 0, expected offset >= 0 and stride >= 1}}
   %0 = fusec.slice %a offsets [0, 0] strides [0, 1] : tensor<4x8xf32> -> tensor<4x4xf32>
@@ -212,6 +230,15 @@ func.func @slice_entries(%a: tensor<4x8xf32>) {
 func.func @slice_rank(%a: tensor<4x8xf32>) {
   // expected-error @+1 {{'fusec.slice' op result has rank 1, expected 2}}
   %0 = fusec.slice %a offsets [0, 0] strides [1, 1] : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Sizes that fit one by one but add up past 2^63 (i1: a byte an element).
+func.func @concat_size_wraps(%a: tensor<9223372036854775807xi1>, %b: tensor<3xi1>) {
+  // expected-error @+1 {{'fusec.concat' op the inputs' sizes in dimension 0 add up past 2^63}}
+  %0 = fusec.concat %a, %a, %b dim 0 : (tensor<9223372036854775807xi1>, tensor<9223372036854775807xi1>, tensor<3xi1>) -> tensor<1xi1>
   return
 }
 

@@ -396,3 +396,35 @@ TEST_F(InterpreterTest, JudgementWidensByConditioningButCatchesWrongRewrites) {
 }
 
 } // namespace
+
+// An argument built by hand whose storage does not hold its shape (or holds
+// it in the other vector) is an error naming it, not reads past the vector
+// (issue #19's audit of the interpreter's index arithmetic).
+TEST_F(InterpreterTest, ArgumentsWhoseStorageMissesTheirShapeAreRefused) {
+  module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @f(%a: tensor<4xf32>, %i: tensor<2xi32>) -> tensor<4xf32> {
+      %0 = fusec.add %a, %a : tensor<4xf32>
+      return %0 : tensor<4xf32>
+    })mlir",
+                                       context.get());
+  ASSERT_TRUE(module);
+  auto func = findFunction(*module, "");
+  ASSERT_TRUE(func.ok());
+  HostTensor ints(DType::I32, {2});
+  HostTensor shortFloat(DType::F32, {4});
+  shortFloat.data.resize(2);
+  auto r = interpret(*func, {shortFloat, ints});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("argument #0 (tensor<4xf32>) holds 2 float and 0 integer "
+                                      "elements, expected 4 float ones"),
+            std::string::npos)
+      << r.status();
+  HostTensor wrongVector(DType::I32, {2});
+  wrongVector.data.assign(2, 1.0);
+  r = interpret(*func, {HostTensor(DType::F32, {4}), wrongVector});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("argument #1"), std::string::npos) << r.status();
+  // Well-formed arguments still run.
+  r = interpret(*func, {HostTensor(DType::F32, {4}), ints});
+  EXPECT_TRUE(r.ok()) << r.status();
+}

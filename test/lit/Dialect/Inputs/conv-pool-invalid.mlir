@@ -104,3 +104,31 @@ func.func @pool_pad(%x: tensor<1x4x8x8xf32>) {
   %0 = fusec.pool max %x {kernel = array<i64: 2, 2>, pad_low = array<i64: 2, 0>} : tensor<1x4x8x8xf32> -> tensor<1x4x9x7xf32>
   return
 }
+
+// -----
+
+// Four kernel dims of 2^16 over pads one short of them: each window fits,
+// but 2^64 taps wrapped to none (max gave -inf, mean NaN).
+func.func @pool_taps(%x: tensor<1x1x1x1x1x1xf32>) {
+  // expected-error @+1 {{'fusec.pool' op 'kernel' spans more than 2^63 taps, expected at most 2^31}}
+  %0 = fusec.pool max %x {kernel = array<i64: 65536, 65536, 65536, 65536>, pad_high = array<i64: 65535, 65535, 65535, 65535>} : tensor<1x1x1x1x1x1xf32> -> tensor<1x1x1x1x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @pool_taps_many(%x: tensor<1x1x1x1xf32>) {
+  // expected-error @+1 {{'fusec.pool' op 'kernel' spans 4294967296 taps, expected at most 2^31}}
+  %0 = fusec.pool mean %x {kernel = array<i64: 65536, 65536>, pad_high = array<i64: 65535, 65535>} : tensor<1x1x1x1xf32> -> tensor<1x1x1x1xf32>
+  return
+}
+
+// -----
+
+// A dilation of 2^32 over a filter dim of 2^32 + 1: the window's extent
+// wrapped to 1 and fit an input of 8.
+func.func @conv_extent_wraps(%x: tensor<1x1x8xf32>, %w: tensor<1x1x4294967297xf32>) {
+  // expected-error @+1 {{'fusec.conv' op spatial dim 0 of the padded input (8) is smaller than the window (9223372036854775807)}}
+  %0 = fusec.conv %x, %w {dilations = array<i64: 4294967296>} : (tensor<1x1x8xf32>, tensor<1x1x4294967297xf32>) -> tensor<1x1x8xf32>
+  return
+}
