@@ -145,7 +145,7 @@ part sanitize && python3 test/random/random_graphs.py "$BIN/fusec-run" --gpu --s
 part sanitize && tail -1 "$OUT/racecheck.log" | tee -a "$summary"
 # 5. Wide concats.
 if part concat; then
-  for n in 12 41 300 1000; do
+  for n in 12 41 300 600 1000; do
     python3 test/lit/Passes/Inputs/gen_adversarial.py concat $n > "$OUT/concat$n.mlir"
     start=$SECONDS
     timeout 300 "$BIN/fusec-run" "$OUT/concat$n.mlir" --runs=3 --warmup=1 > "$OUT/concat$n.log" 2>&1

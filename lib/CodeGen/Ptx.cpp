@@ -151,13 +151,29 @@ absl::StatusOr<std::string> translateToPtx(ModuleOp module, const std::string &a
   // small kernel's whole code generation.
   thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;
   llvm::Triple triple("nvptx64-nvidia-cuda");
-  auto &tm = machines[arch];
+  // A kernel's parameters take at most 4352 bytes below PTX ISA 8.1 (544
+  // pointers: a concat of 1000 inputs was refused by ptxas); 8.1 allows
+  // 32764. Only such kernels get the newer ISA, so no other kernel's PTX
+  // (nor its cache key) changes.
+  uint64_t paramBytes = 0;
+  for (llvm::Function &f : *llvmModule) {
+    uint64_t bytes = 0;
+    for (llvm::Argument &a : f.args())
+      bytes += a.getType()->isPointerTy() ? 8 : (a.getType()->getPrimitiveSizeInBits() + 7) / 8;
+    if (!f.isDeclaration())
+      paramBytes = std::max(paramBytes, bytes);
+  }
+  bool wideParams = paramBytes > 4352 && arch != "sm_100a";
+  auto &tm = machines[wideParams ? arch + "+ptx81" : arch];
   if (!tm) {
     std::string error;
     const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
     if (!target)
       return absl::InternalError("NVPTX target: " + error);
-    const char *ptxFeature = arch == "sm_100a" ? "+ptx86" : arch == "sm_90a" ? "+ptx80" : "+ptx70";
+    const char *ptxFeature = arch == "sm_100a" ? "+ptx86"
+                             : wideParams      ? "+ptx81"
+                             : arch == "sm_90a" ? "+ptx80"
+                                                : "+ptx70";
     tm.reset(target->createTargetMachine(triple, arch, ptxFeature, llvm::TargetOptions(),
                                          std::nullopt, std::nullopt,
                                          llvm::CodeGenOptLevel::Aggressive));
