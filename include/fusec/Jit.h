@@ -90,8 +90,10 @@ struct KernelStats {
   std::string bound;
 };
 
-/// A compiled graph. run() may be called from any thread; runs of one
-/// Executable are serialized (it owns its intermediate buffers).
+/// A compiled graph. run() may be called from any thread, on any stream;
+/// runs of one Executable are serialized (it owns its intermediate buffers):
+/// on the host by a lock, on the device by an event each run's stream waits
+/// for, recorded at the end of the run before.
 class Executable {
 public:
   ~Executable();
@@ -131,6 +133,8 @@ public:
   explicit Executable(std::unique_ptr<Impl> impl);
 
 private:
+  absl::Status runLocked(absl::Span<const rt::DeviceBuffer *const> inputs,
+                         absl::Span<rt::DeviceBuffer *const> outputs, const rt::Stream &stream);
   std::unique_ptr<Impl> impl;
 };
 

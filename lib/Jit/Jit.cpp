@@ -169,6 +169,39 @@ struct Executable::Impl {
   int numSlots = 0;
 
   std::mutex runMutex;
+  /// Runs share `owned` (the intermediates) and the tensor-map tables, so
+  /// runs on two streams must not overlap on the device: the host's lock
+  /// only orders their enqueues. `lastRun` is recorded at the end of each
+  /// run on its stream, and a run on another stream waits for it first
+  /// (one on the same stream is in order already). A run inside the
+  /// caller's own stream capture neither waits nor records (a capturing
+  /// stream may not wait for work outside it): the caller's graph orders
+  /// its runs.
+  std::optional<rt::Event> lastRun;
+  void *lastStream = nullptr;
+  absl::Status afterLastRun(const rt::Stream &stream) {
+    if (!lastRun || stream.handle() == lastStream)
+      return absl::OkStatus();
+    auto capturing = stream.capturing();
+    if (!capturing.ok())
+      return capturing.status();
+    return *capturing ? absl::OkStatus() : lastRun->orderBefore(stream);
+  }
+  absl::Status recordRun(const rt::Stream &stream) {
+    auto capturing = stream.capturing();
+    if (!capturing.ok())
+      return capturing.status();
+    if (*capturing)
+      return absl::OkStatus();
+    if (!lastRun) {
+      auto e = rt::Event::create();
+      if (!e.ok())
+        return e.status();
+      lastRun = std::move(*e);
+    }
+    lastStream = stream.handle();
+    return lastRun->record(stream);
+  }
   /// Graph replay (JitOptions::graphReplay): the launches of a run whose
   /// buffers are those of the run before are captured as a CUDA graph, and
   /// later runs with those buffers replay it (one launch). `bound` is the
@@ -176,9 +209,17 @@ struct Executable::Impl {
   bool replay = true;
   std::string replayError;
   std::vector<uint64_t> lastBound;
+  /// A captured graph's TMA kernels read tensor-map tables of its own,
+  /// encoded once for its buffers and never rewritten: replays of graphs
+  /// that shared one table, re-encoded before each replay, read other
+  /// graphs' descriptors when runs alternated between buffer sets on
+  /// several streams (wrong results, illegal addresses; the tables'
+  /// rewrites were ordered, so the stale reads are the TMA unit's
+  /// descriptor cache, keyed by address, across graph launches).
   struct Captured {
     std::vector<uint64_t> bound;
     rt::Graph graph;
+    std::vector<rt::DeviceBuffer> tables;
   };
   std::vector<Captured> graphs; ///< most recently used first, at most 4
   int64_t graphLaunches = 0;
@@ -321,6 +362,15 @@ absl::Status Executable::run(absl::Span<const rt::DeviceBuffer *const> in,
                              absl::Span<rt::DeviceBuffer *const> out,
                              const rt::Stream &stream) {
   std::lock_guard<std::mutex> lock(impl->runMutex);
+  if (auto st = impl->afterLastRun(stream); !st.ok())
+    return st;
+  absl::Status st = runLocked(in, out, stream);
+  return st.ok() ? impl->recordRun(stream) : st;
+}
+
+absl::Status Executable::runLocked(absl::Span<const rt::DeviceBuffer *const> in,
+                                   absl::Span<rt::DeviceBuffer *const> out,
+                                   const rt::Stream &stream) {
   Impl &x = *impl;
   if (!x.replay)
     return x.launchAll(in, out, stream, nullptr);
@@ -328,9 +378,9 @@ absl::Status Executable::run(absl::Span<const rt::DeviceBuffer *const> in,
     return st;
   std::vector<uint64_t> bound(x.pointers.begin(),
                               x.pointers.begin() + x.inputs.size() + x.outputs.size());
-  // TMA descriptors live in device tables written from the host: bring them
-  // up to date for these buffers before a replay or a capture (a copy from
-  // pageable memory cannot be captured).
+  // TMA descriptors live in device tables written from the host: bring the
+  // shared ones up to date for these buffers before a capture, whose own
+  // tables copy them (a copy from pageable memory cannot be captured).
   auto encodeAll = [&]() -> absl::Status {
     for (Step &s : x.steps)
       if (!s.maps.empty())
@@ -342,10 +392,8 @@ absl::Status Executable::run(absl::Span<const rt::DeviceBuffer *const> in,
     if (x.graphs[i].bound != bound)
       continue;
     std::rotate(x.graphs.begin(), x.graphs.begin() + i, x.graphs.begin() + i + 1);
-    if (auto st = encodeAll(); !st.ok())
-      return st;
     ++x.graphLaunches;
-    return x.graphs.front().graph.launch(stream);
+    return x.graphs.front().graph.launch(stream); // its own tables
   }
   if (bound != x.lastBound) {
     // New buffers: launch directly; capture if they come again.
@@ -354,17 +402,45 @@ absl::Status Executable::run(absl::Span<const rt::DeviceBuffer *const> in,
   }
   if (auto st = encodeAll(); !st.ok())
     return st;
+  // The graph's own tables: copies of the shared ones, just encoded for
+  // these buffers; its launches take their addresses.
+  std::vector<rt::DeviceBuffer> tables;
+  std::vector<std::pair<int, uint64_t>> shared;
+  for (Step &s : x.steps) {
+    if (s.maps.empty())
+      continue;
+    int64_t bytes = 128 * static_cast<int64_t>(s.maps.size());
+    auto table = rt::DeviceBuffer::allocate(bytes);
+    if (!table.ok())
+      return table.status();
+    if (auto st = table->copyFrom(x.owned[s.tableSlot], bytes, const_cast<rt::Stream *>(&stream));
+        !st.ok())
+      return st;
+    shared.push_back({s.tableSlot, x.pointers[s.tableSlot]});
+    x.pointers[s.tableSlot] = table->devicePtr();
+    tables.push_back(std::move(*table));
+  }
   auto graph = rt::Graph::capture(stream, [&] { return x.launchAll(in, out, stream, nullptr); });
+  for (auto [slot, pointer] : shared)
+    x.pointers[slot] = pointer;
   if (!graph.ok()) {
     // Not capturable here (e.g. the legacy default stream): launch directly
-    // from now on.
+    // from now on (once the copies into the tables, freed here, are done).
+    if (auto st = const_cast<rt::Stream &>(stream).synchronize(); !st.ok())
+      return st;
     x.replay = false;
     x.replayError = std::string(graph.status().message());
     return x.launchAll(in, out, stream, nullptr);
   }
-  x.graphs.insert(x.graphs.begin(), Impl::Captured{std::move(bound), std::move(*graph)});
-  if (x.graphs.size() > 4)
+  if (x.graphs.size() == 4) {
+    // The evicted graph's tables go with it: its last replay must be done.
+    if (x.lastRun)
+      if (auto st = x.lastRun->synchronize(); !st.ok())
+        return st;
     x.graphs.pop_back();
+  }
+  x.graphs.insert(x.graphs.begin(),
+                  Impl::Captured{std::move(bound), std::move(*graph), std::move(tables)});
   ++x.graphLaunches;
   return x.graphs.front().graph.launch(stream);
 }
@@ -386,6 +462,8 @@ absl::Status Executable::runTimed(absl::Span<const rt::DeviceBuffer *const> in,
                                   const rt::Stream &stream,
                                   std::vector<float> *kernelMs) {
   std::lock_guard<std::mutex> lock(impl->runMutex);
+  if (auto st = impl->afterLastRun(stream); !st.ok())
+    return st;
   std::vector<rt::Event> events;
   for (size_t i = 0; i <= impl->steps.size(); ++i) {
     auto e = rt::Event::create();

@@ -61,6 +61,8 @@ namespace {
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
+  X(cuStreamWaitEvent)                                                         \
+  X(cuStreamIsCapturing)                                                       \
   X(cuEventCreate)                                                             \
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
@@ -318,6 +320,13 @@ Stream &Stream::operator=(Stream &&o) noexcept {
 Stream::~Stream() {
   if (stream && ready().ok())
     driver().cuStreamDestroy(static_cast<CUstream>(stream));
+}
+
+absl::StatusOr<bool> Stream::capturing() const {
+  FUSEC_ASSIGN_DRIVER(d);
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  FUSEC_CU(d, cuStreamIsCapturing(static_cast<CUstream>(stream), &status), "cuStreamIsCapturing");
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 absl::Status Stream::synchronize() {
@@ -695,6 +704,13 @@ absl::Status Event::record(const Stream &stream) {
   FUSEC_ASSIGN_DRIVER(d);
   FUSEC_CU(d, cuEventRecord(static_cast<CUevent>(event), static_cast<CUstream>(stream.handle())),
            "cuEventRecord");
+  return absl::OkStatus();
+}
+
+absl::Status Event::orderBefore(const Stream &stream) const {
+  FUSEC_ASSIGN_DRIVER(d);
+  FUSEC_CU(d, cuStreamWaitEvent(static_cast<CUstream>(stream.handle()), static_cast<CUevent>(event), 0),
+           "cuStreamWaitEvent");
   return absl::OkStatus();
 }
 

@@ -51,6 +51,8 @@ public:
   Stream &operator=(Stream &&other) noexcept;
   ~Stream();
   absl::Status synchronize();
+  /// Whether a CUDA graph capture is recording this stream's work.
+  absl::StatusOr<bool> capturing() const;
   /// The CUstream handle.
   void *handle() const { return stream; }
 
@@ -170,6 +172,9 @@ public:
   ~Event();
   absl::Status record(const Stream &stream);
   absl::Status synchronize();
+  /// Makes the work `stream` is given from now on wait until this event
+  /// (as last recorded) completes: an order between streams.
+  absl::Status orderBefore(const Stream &stream) const;
   /// Milliseconds from `start` to `end` (both recorded and complete).
   static absl::StatusOr<float> elapsedMs(const Event &start, const Event &end);
 

@@ -19,6 +19,8 @@
 #include "gtest/gtest.h"
 
 #include <atomic>
+#include <cstdint>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -154,4 +156,174 @@ TEST(JitThreads, ManyJitsOnOneCacheDirectory) {
     expectCompiled((*last)->compile(graph(k)), skip);
   EXPECT_EQ((*last)->cacheStats().diskHits, expected);
   EXPECT_EQ((*last)->cacheStats().compiles, 0);
+}
+
+/// Runs one Executable of `text` (a [1024, 256] x [256, 256] bf16 matmul
+/// whose result a second kernel sums by rows, or `f32` for the same on
+/// f32 operands: no tensor maps) from kThreads threads, each on a stream of
+/// its own with buffers of its own, 40 times; returns how many of the 5
+/// checks a thread makes found another thread's numbers.
+int runFromManyThreads(bool tma, bool replay) {
+  constexpr int64_t m = 1024, k = 256, n = 256;
+  JitOptions options = threadOptions(std::string("runs") + (tma ? "-tma" : "-simt") +
+                                     (replay ? "-replay" : ""));
+  options.graphReplay = replay;
+  auto jit = Jit::create(options);
+  EXPECT_TRUE(jit.ok());
+  std::string t = tma ? "bf16" : "f32";
+  auto exec = (*jit)->compile(
+      "func.func @g(%a: tensor<1024x256x" + t + ">, %w: tensor<256x256x" + t +
+      ">) -> tensor<1024xf32> {\n"
+      "  %m = fusec.matmul %a, %w : (tensor<1024x256x" + t + ">, tensor<256x256x" + t +
+      ">) -> tensor<1024x256xf32>\n"
+      "  %s = fusec.reduce sum %m dims [1] : tensor<1024x256xf32> -> tensor<1024xf32>\n"
+      "  return %s : tensor<1024xf32>\n}\n");
+  EXPECT_TRUE(exec.ok()) << exec.status();
+  if (!exec.ok())
+    return -1;
+  EXPECT_GE((*exec)->kernels().size(), 2u); // an intermediate between kernels
+  int bytes = tma ? 2 : 4;
+  // Integers in [-3, 3] (exact in bf16: the f32 pattern's upper half);
+  // every product and sum is exact in f32.
+  auto store = [&](std::vector<uint8_t> &v, int64_t i, int x) {
+    float f = static_cast<float>(x);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    if (tma) {
+      uint16_t h = static_cast<uint16_t>(bits >> 16);
+      std::memcpy(&v[i * 2], &h, 2);
+    } else {
+      std::memcpy(&v[i * 4], &bits, 4);
+    }
+  };
+  auto value = [](int64_t i, int64_t j, int t) {
+    return static_cast<int>((i * 7 + j * 3 + t * 5) % 7) - 3;
+  };
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<uint8_t> a(m * k * bytes), w(k * n * bytes);
+      std::vector<float> expected(m, 0), got(m);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < k; ++j)
+          store(a, i * k + j, value(i, j, t));
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          store(w, i * n + j, value(j, i, t + 1));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t x = 0; x < k; ++x)
+            expected[i] += static_cast<float>(value(i, x, t) * value(j, x, t + 1));
+      auto stream = rt::Stream::create();
+      auto da = rt::DeviceBuffer::allocate(m * k * bytes);
+      auto dw = rt::DeviceBuffer::allocate(k * n * bytes);
+      auto out = rt::DeviceBuffer::allocate(m * 4);
+      ASSERT_TRUE(stream.ok() && da.ok() && dw.ok() && out.ok());
+      ASSERT_TRUE(da->copyFromHost(a.data(), m * k * bytes).ok());
+      ASSERT_TRUE(dw->copyFromHost(w.data(), k * n * bytes).ok());
+      for (int r = 0; r < 40; ++r) {
+        absl::Status st = (*exec)->run({&*da, &*dw}, {&*out}, *stream);
+        ASSERT_TRUE(st.ok()) << "thread " << t << " run " << r << ": " << st;
+        if (r % 8 == 7) {
+          st = stream->synchronize();
+          ASSERT_TRUE(st.ok()) << "thread " << t << " run " << r << ": " << st;
+          st = out->copyToHost(got.data(), m * 4);
+          ASSERT_TRUE(st.ok()) << "thread " << t << " run " << r << ": " << st;
+          if (got != expected) {
+            ++wrong;
+            int64_t i = 0;
+            while (got[i] == expected[i])
+              ++i;
+            ADD_FAILURE() << "thread " << t << " run " << r << ": row " << i << " is " << got[i]
+                          << ", expected " << expected[i];
+          }
+        }
+      }
+      // Every run done before this thread's buffers and stream go.
+      ASSERT_TRUE(stream->synchronize().ok());
+    });
+  for (auto &th : threads)
+    th.join();
+  return wrong.load();
+}
+
+// One Executable run from many threads, each on a stream of its own with
+// buffers of its own: the runs share the Executable's intermediates (the
+// matmul's result), so each must wait for the one before on the device, not
+// only take the host's lock. Needs a GPU.
+TEST(JitThreads, RunsFromManyThreadsOnTheirOwnStreams) {
+  if (absl::Status st = rt::available(); !st.ok())
+    GTEST_SKIP() << "no GPU here: " << st.message();
+  EXPECT_EQ(runFromManyThreads(/*tma=*/false, /*replay=*/true), 0);
+}
+TEST(JitThreads, RunsFromManyThreadsWithoutGraphReplay) {
+  if (absl::Status st = rt::available(); !st.ok())
+    GTEST_SKIP() << "no GPU here: " << st.message();
+  EXPECT_EQ(runFromManyThreads(/*tma=*/true, /*replay=*/false), 0);
+}
+TEST(JitThreads, RunsFromManyThreadsTensorCoreMatmul) {
+  if (absl::Status st = rt::available(); !st.ok())
+    GTEST_SKIP() << "no GPU here: " << st.message();
+  EXPECT_EQ(runFromManyThreads(/*tma=*/true, /*replay=*/true), 0);
+}
+
+// One thread, one stream, three buffer sets in turn, each run twice so that
+// it is captured and then replayed: the graphs' tensor-map tables must not
+// take each other's descriptors. Needs a GPU.
+TEST(JitThreads, ReplaysAlternateBufferSetsOfATensorCoreMatmul) {
+  if (absl::Status st = rt::available(); !st.ok())
+    GTEST_SKIP() << "no GPU here: " << st.message();
+  auto jit = Jit::create(threadOptions("alternate"));
+  ASSERT_TRUE(jit.ok());
+  auto exec = (*jit)->compile(R"mlir(
+    func.func @g(%a: tensor<256x128xbf16>, %w: tensor<128x128xbf16>) -> tensor<256xf32> {
+      %m = fusec.matmul %a, %w : (tensor<256x128xbf16>, tensor<128x128xbf16>) -> tensor<256x128xf32>
+      %s = fusec.reduce sum %m dims [1] : tensor<256x128xf32> -> tensor<256xf32>
+      return %s : tensor<256xf32>
+    })mlir");
+  ASSERT_TRUE(exec.ok()) << exec.status();
+  auto stream = rt::Stream::create();
+  ASSERT_TRUE(stream.ok());
+  constexpr int64_t m = 256, k = 128, n = 128;
+  struct Set {
+    rt::DeviceBuffer a, w, out;
+    std::vector<float> expected;
+  };
+  std::vector<Set> sets;
+  for (int t = 0; t < 3; ++t) {
+    std::vector<uint16_t> a(m * k), w(k * n);
+    std::vector<float> expected(m, 0);
+    auto bf16 = [](int v) {
+      float f = static_cast<float>(v);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      return static_cast<uint16_t>(bits >> 16);
+    };
+    for (int64_t i = 0; i < m * k; ++i)
+      a[i] = bf16(static_cast<int>((i * 5 + t) % 7) - 3);
+    for (int64_t i = 0; i < k * n; ++i)
+      w[i] = bf16(static_cast<int>((i * 3 + 2 * t) % 5) - 2);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t x = 0; x < k; ++x)
+        for (int64_t j = 0; j < n; ++j)
+          expected[i] += static_cast<float>((static_cast<int>(((i * k + x) * 5 + t) % 7) - 3) *
+                                            (static_cast<int>(((x * n + j) * 3 + 2 * t) % 5) - 2));
+    auto da = rt::DeviceBuffer::allocate(m * k * 2), dw = rt::DeviceBuffer::allocate(k * n * 2),
+         out = rt::DeviceBuffer::allocate(m * 4);
+    ASSERT_TRUE(da.ok() && dw.ok() && out.ok());
+    ASSERT_TRUE(da->copyFromHost(a.data(), m * k * 2).ok());
+    ASSERT_TRUE(dw->copyFromHost(w.data(), k * n * 2).ok());
+    sets.push_back({std::move(*da), std::move(*dw), std::move(*out), std::move(expected)});
+  }
+  std::vector<float> got(m);
+  for (int round = 0; round < 12; ++round) {
+    Set &s = sets[round % 3];
+    for (int twice = 0; twice < 2; ++twice)
+      ASSERT_TRUE((*exec)->run({&s.a, &s.w}, {&s.out}, *stream).ok());
+    ASSERT_TRUE(stream->synchronize().ok());
+    ASSERT_TRUE(s.out.copyToHost(got.data(), m * 4).ok());
+    EXPECT_EQ(got, s.expected) << "round " << round << ", buffer set " << round % 3;
+  }
+  EXPECT_GT((*exec)->graphLaunches(), 0);
 }
