@@ -214,8 +214,9 @@ struct Executable::Impl {
   /// that shared one table, re-encoded before each replay, read other
   /// graphs' descriptors when runs alternated between buffer sets on
   /// several streams (wrong results, illegal addresses; the tables'
-  /// rewrites were ordered, so the stale reads are the TMA unit's
-  /// descriptor cache, keyed by address, across graph launches).
+  /// rewrites were ordered, so the likely cause is the TMA unit's
+  /// descriptor cache, keyed by address, across graph launches: not
+  /// proven).
   struct Captured {
     std::vector<uint64_t> bound;
     rt::Graph graph;
