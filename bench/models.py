@@ -150,13 +150,21 @@ def weights_to_inputs(path, wdir):
     return files
 
 
-def run_fusec(model_path, ids_shape, inputs, cache, outdir):
+# MODELS_FUSEC_VARIANTS="name:VAR=v,VAR=v;..." also times fusec under each
+# variant's environment (e.g. "nopdl:FUSEC_PDL=0"): fusec_ms_<name>.
+VARIANTS = []
+for item in filter(None, os.environ.get("MODELS_FUSEC_VARIANTS", "").split(";")):
+    vname, _, assigns = item.partition(":")
+    VARIANTS.append((vname, dict(a.split("=", 1) for a in assigns.split(",") if a)))
+
+
+def run_fusec(model_path, ids_shape, inputs, cache, outdir, extra_env=None):
     shape = f"{ids_shape[0]}x{ids_shape[1]}"
     cmd = [f"{BIN}/fusec-run", model_path, f"--input-shape=input_ids={shape}",
            f"--input-shape=attention_mask={shape}",
            "--no-check", "--json", "--warmup=3", "--runs=20", f"--output-dir={outdir}"]
     cmd += [f"--input={p}" for p in inputs]
-    env = dict(os.environ, FUSEC_CACHE_DIR=cache)
+    env = dict(os.environ, FUSEC_CACHE_DIR=cache, **(extra_env or {}))
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
     wall = time.time() - t0
@@ -223,6 +231,9 @@ def bench_model(name, build, work):
                        rel_l2_vs_torch=rel, finite=finite,
                        top_kernels=sorted(warm["kernels"],
                                           key=lambda k: -k["median_ms"])[:TOP_KERNELS])
+            for vname, venv in VARIANTS:
+                v = run_fusec(path, (b, s), [idf, maskf] + wfiles, cache, outdir, venv)
+                row[f"fusec_ms_{vname}"] = v["end_to_end_ms"]
             shutil.rmtree(cache, ignore_errors=True)
             shutil.rmtree(outdir, ignore_errors=True)
         except Exception as e:  # noqa: BLE001

@@ -48,6 +48,11 @@ struct JitOptions {
   std::string function;
   /// Allow aggressive PTX (cache-hinted loads); part of the cache key.
   bool aggressivePtx = true;
+  /// Programmatic dependent launch between the kernels of a run (sm_90 on):
+  /// each kernel starts while the one before it drains, and a matmul loads
+  /// its first stages of weights (inputs, constants) before it waits.
+  /// FUSEC_PDL=0 in the environment turns it off too.
+  bool pdl = true;
   /// The loads of tensors read once and of tensors re-read by many CTAs
   /// (--fusec-codegen's stream-load and keep-load); empty: the target's
   /// measured choice. Part of the cache key.
@@ -123,6 +128,10 @@ public:
   /// capture that failed; empty while it is on).
   int64_t graphLaunches() const;
   std::string graphReplayError() const;
+  /// Kernel launches made with programmatic dependent launch allowed (each
+  /// overlapping the kernel before it; a captured graph's count once, when
+  /// it is captured).
+  int64_t programmaticLaunches() const;
   /// Runs to completion, timing each kernel with CUDA events:
   /// (*kernelMs)[i] is kernels()[i]'s time in milliseconds.
   absl::Status runTimed(absl::Span<const rt::DeviceBuffer *const> inputs,

@@ -123,6 +123,13 @@ absl::Status build(KernelOp kernel, const PtxOptions &options, ModuleOp module) 
   if (!launch.ok())
     return launch.status();
   StrategyInput in{kernel, *launch, shape, options, module};
+  // Every strategy begins its function alike (KernelEmitter::
+  // beginFunction): under programmatic dependent launch the JIT may let
+  // the kernel start before the previous one ends.
+  if (options.pdl && options.arch != "sm_80")
+    kernel->setAttr("fusec.pdl", UnitAttr::get(kernel.getContext()));
+  else
+    kernel->removeAttr("fusec.pdl");
   // Outputs the kernel writes only the image of, through zero padding: the
   // JIT gives them buffers zeroed once (every strategy stores through the
   // same maps).

@@ -68,6 +68,7 @@ public:
     }
     const CodeGenOverrides &env = codeGenOverrides();
     o.aggressivePtx = aggressivePtx && !env.disableAggressivePtx;
+    o.pdl = pdl && !env.disablePdl && arch != "sm_80";
     std::string stream = !streamLoad.empty() ? streamLoad.getValue() : t->choice("stream_load");
     std::string keep = !keepLoad.empty() ? keepLoad.getValue() : t->choice("keep_load");
     auto s = parseStreamLoad(stream.empty() ? "plain" : stream);
@@ -109,6 +110,27 @@ public:
       if (!kernel->hasAttr("fusec.ptx"))
         kernels.push_back(kernel);
     });
+    // Programmatic dependent launch: the operands no kernel writes (the
+    // function's arguments and constants, through reshapes), which a
+    // kernel may read before the previous kernel has finished. Recorded on
+    // the kernel before its structural key, so that kernels alike but for
+    // where their operands come from are generated apart.
+    for (KernelOp kernel : kernels) {
+      SmallVector<int64_t> inputs;
+      for (auto [i, v] : llvm::enumerate(kernel->getOperands())) {
+        Value root = v;
+        while (auto r = root.getDefiningOp<ReshapeOp>())
+          root = r.getOperand();
+        auto arg = dyn_cast<BlockArgument>(root);
+        if ((arg && isa<func::FuncOp>(arg.getOwner()->getParentOp())) ||
+            root.getDefiningOp<ConstantOp>())
+          inputs.push_back(static_cast<int64_t>(i));
+      }
+      if (options.pdl && !inputs.empty())
+        kernel->setAttr("fusec.pdl_inputs", b.getDenseI64ArrayAttr(inputs));
+      else
+        kernel->removeAttr("fusec.pdl_inputs");
+    }
     // Kernels that differ only in their name (a model's repeated layers)
     // are generated once: the others take the first one's PTX and entry,
     // so the kernel cache also compiles that PTX once.
@@ -127,7 +149,7 @@ public:
     static const char *const kGeneratedAttrs[] = {
         "fusec.ptx",     "fusec.entry",   "fusec.grid",          "fusec.block",
         "fusec.strategy", "fusec.shared", "fusec.tensor_maps",   "fusec.scratch",
-        "fusec.zero_init"};
+        "fusec.zero_init", "fusec.pdl"};
     // 1. Serially: each kernel's plan, and which kernels are generated
     //    (the first of each structure; the rest follow it).
     struct Job {

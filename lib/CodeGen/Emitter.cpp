@@ -295,6 +295,26 @@ void KernelEmitter::beginFunction(ArrayRef<NamedAttribute> attrs, unsigned extra
   for (unsigned i = 0; i < n; ++i)
     (i < body.getNumArguments() ? argPtrs : i < io ? outPtrs : extraPtrs)
         .push_back(func.getArgument(i));
+  // Programmatic dependent launch: the next kernel may launch now (its CTAs
+  // take SMs as ours leave, and run up to their own wait); ours runs once
+  // the previous kernel is done and its writes are visible.
+  if (pdl()) {
+    NVVM::GriddepcontrolOp::create(builder, NVVM::GridDepActionKind::launch_dependents);
+    if (!deferGridWait)
+      gridWait();
+  }
+}
+
+bool KernelEmitter::pdl() const { return options.pdl && options.arch != "sm_80"; }
+
+void KernelEmitter::gridWait() {
+  if (pdl())
+    NVVM::GriddepcontrolOp::create(builder, NVVM::GridDepActionKind::wait);
+}
+
+bool KernelEmitter::readableBeforeWait(unsigned argNumber) const {
+  auto inputs = kernel->getAttrOfType<DenseI64ArrayAttr>("fusec.pdl_inputs");
+  return pdl() && inputs && llvm::is_contained(inputs.asArrayRef(), argNumber);
 }
 
 Value KernelEmitter::toCompute(Value raw, const ElemTypes &t) {

@@ -289,7 +289,19 @@ protected:
   /// Creates the llvm.func (operands, then results, then `extra` more, as
   /// noalias global pointers) with `attrs` and sets the insertion point in
   /// its entry block; the extra parameters land in extraPtrs.
+  /// Under programmatic dependent launch (pdl()) it starts with
+  /// griddepcontrol.launch_dependents, then griddepcontrol.wait unless
+  /// deferGridWait is set: then the strategy calls gridWait() on every
+  /// thread's path before that thread touches global memory a kernel writes.
   void beginFunction(llvm::ArrayRef<mlir::NamedAttribute> attrs = {}, unsigned extra = 0);
+  /// Whether the kernel takes part in programmatic dependent launch.
+  bool pdl() const;
+  /// griddepcontrol.wait (nothing without pdl()).
+  void gridWait();
+  /// Whether kernel operand `argNumber` is one no kernel writes (listed in
+  /// fusec.pdl_inputs), readable before gridWait().
+  bool readableBeforeWait(unsigned argNumber) const;
+  bool deferGridWait = false;
   /// Scalar load of `arg` at a flat index, in the compute type.
   mlir::Value load(mlir::BlockArgument arg, mlir::Value index);
   /// Stores `value` (compute type) into result `i` at `index`.

@@ -66,6 +66,11 @@ absl::StatusOr<CodeGenOverrides> codeGenOverridesFromEnvironment() {
   CodeGenOverrides o;
   if (const char *v = std::getenv("FUSEC_DISABLE_AGGRESSIVE_PTX"); v && *v)
     o.disableAggressivePtx = std::string(v) != "0";
+  if (const char *v = std::getenv("FUSEC_PDL"); v && *v) {
+    if (std::string(v) != "0" && std::string(v) != "1")
+      return absl::InvalidArgumentError(absl::StrCat("FUSEC_PDL='", v, "' is not 0 or 1"));
+    o.disablePdl = std::string(v) == "0";
+  }
   if (const char *v = std::getenv("FUSEC_STREAM_LOAD"); v && *v) {
     o.streamLoad = parseStreamLoad(v);
     if (!o.streamLoad)

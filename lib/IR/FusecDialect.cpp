@@ -216,6 +216,25 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
                              << results - 1 << ")";
     return success();
   }
+  if (name == "fusec.pdl") {
+    if (failed(onKernel()))
+      return failure();
+    if (!isa<UnitAttr>(value))
+      return op->emitError() << "'fusec.pdl' is a unit attribute";
+    return success();
+  }
+  if (name == "fusec.pdl_inputs") {
+    if (failed(onKernel()))
+      return failure();
+    auto indices = dyn_cast<DenseI64ArrayAttr>(value);
+    int64_t operands = static_cast<int64_t>(op->getNumOperands());
+    if (!indices || llvm::any_of(indices.asArrayRef(),
+                                 [&](int64_t i) { return i < 0 || i >= operands; }))
+      return op->emitError() << "'fusec.pdl_inputs' must be array<i64: operand, ...> of the "
+                                "kernel's operand indices (0 to "
+                             << operands - 1 << ")";
+    return success();
+  }
   if (name == "fusec.matmul_epilogue") {
     if (failed(onKernel()))
       return failure();
@@ -244,7 +263,8 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
                          << "' (the fusec dialect declares fusec.launch, fusec.ptx, "
                             "fusec.entry, fusec.grid, fusec.block, fusec.shared, "
                             "fusec.strategy, fusec.cache_hints, fusec.tensor_maps, fusec.scratch, "
-                            "fusec.zero_init, fusec.matmul_epilogue, fusec.source, fusec.cost, fusec.total_cost "
+                            "fusec.zero_init, fusec.pdl, fusec.pdl_inputs, fusec.matmul_epilogue, fusec.source, "
+                            "fusec.cost, fusec.total_cost "
                             "and fusec.error_bound)";
 }
 

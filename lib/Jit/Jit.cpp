@@ -49,6 +49,9 @@ struct Step {
   unsigned sharedBytes = 0;
   std::vector<int> slots; // operands, then results (then the tensor-map table)
   std::optional<rt::AttentionArgs> attention;
+  /// Generated with programmatic dependent launch (fusec.pdl): launched
+  /// with the overlap allowed where the step before it is a kernel too.
+  bool pdl = false;
   /// TMA kernels: a descriptor per entry of fusec.tensor_maps over the
   /// address of its slot, encoded into `host` and copied to the table (the
   /// kernel's last parameter) whenever those addresses change.
@@ -224,6 +227,7 @@ struct Executable::Impl {
   };
   std::vector<Captured> graphs; ///< most recently used first, at most 4
   int64_t graphLaunches = 0;
+  int64_t programmaticLaunches = 0;
   /// Device pointers by slot, and the launch argument arrays pointing into
   /// it, built once.
   std::vector<uint64_t> pointers;
@@ -263,8 +267,17 @@ struct Executable::Impl {
             out[i] ? out[i]->size() : 0));
       pointers[inputs.size() + i] = out[i]->devicePtr();
     }
+    // A kernel may read inputs before the kernel ahead of it is done
+    // (programmatic dependent launch): not where an output shares their
+    // memory.
+    aliased = false;
+    for (size_t i = 0; i < in.size(); ++i)
+      for (size_t o = 0; o < out.size(); ++o)
+        aliased |= in[i]->devicePtr() < out[o]->devicePtr() + outputs[o].bytes() &&
+                   out[o]->devicePtr() < in[i]->devicePtr() + inputs[i].bytes();
     return absl::OkStatus();
   }
+  bool aliased = false;
 
   /// Binds the buffers and enqueues every kernel, then the output copies;
   /// with `events` (one more than kernels), records one before the first
@@ -291,12 +304,21 @@ struct Executable::Impl {
         if (auto st = rt::attentionForward(a, stream); !st.ok())
           return st;
       } else {
+        bool copied = false;
         if (!s.maps.empty())
-          if (auto st = encodeMaps(const_cast<Step &>(s), stream); !st.ok())
+          if (auto st = encodeMaps(const_cast<Step &>(s), stream, &copied); !st.ok())
             return st;
-        if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream, args[i].data());
+        // Overlapped with the kernel before it (programmatic dependent
+        // launch): never the first (it may read inputs early, written by
+        // whatever ran before the run), nor after the intrinsic, an event or
+        // a table copy, nor where inputs and outputs alias.
+        bool programmatic = s.pdl && i > 0 && !steps[i - 1].attention && !events && !copied &&
+                            !aliased;
+        if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream, args[i].data(),
+                                      programmatic);
             !st.ok())
           return st;
+        programmaticLaunches += programmatic;
       }
       if (events)
         if (auto st = (*events)[i + 1].record(stream); !st.ok())
@@ -307,12 +329,14 @@ struct Executable::Impl {
 
   /// Encodes a TMA kernel's descriptors for the buffers bound now and copies
   /// them to its table, unless they are the ones encoded last time.
-  absl::Status encodeMaps(Step &s, const rt::Stream &stream) {
+  absl::Status encodeMaps(Step &s, const rt::Stream &stream, bool *copied = nullptr) {
     std::vector<uint64_t> addresses;
     for (const Step::Map &m : s.maps)
       addresses.push_back(pointers[s.slots[m.slot]]);
     if (addresses == s.encodedFor)
       return absl::OkStatus();
+    if (copied)
+      *copied = true;
     // CUtensorMap is 64-byte aligned: the host copy starts at an aligned
     // offset of its vector.
     if (!s.host)
@@ -448,6 +472,11 @@ absl::Status Executable::runLocked(absl::Span<const rt::DeviceBuffer *const> in,
 
 int Executable::outputCopies() const { return static_cast<int>(impl->copies.size()); }
 
+int64_t Executable::programmaticLaunches() const {
+  std::lock_guard<std::mutex> lock(impl->runMutex);
+  return impl->programmaticLaunches;
+}
+
 int64_t Executable::graphLaunches() const {
   std::lock_guard<std::mutex> lock(impl->runMutex);
   return impl->graphLaunches;
@@ -557,6 +586,7 @@ Jit::compile(absl::string_view text, absl::string_view sourceName) {
   std::string key =
       absl::StrCat(impl->target, "\n", impl->options.function, "\n",
                    impl->options.aggressivePtx ? "1" : "0", "\n",
+                   impl->options.pdl ? "1" : "0", "\n",
                    impl->options.streamLoad, "\n", impl->options.keepLoad, "\n",
                    impl->options.rowChunks, "\n",
                    impl->options.rooflineTarget, "\n", impl->options.precision, "\n",
@@ -661,6 +691,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
     codegen.arch = target;
     codegen.target = codegenTarget();
     codegen.aggressivePtx = options.aggressivePtx;
+    codegen.pdl = options.pdl;
     codegen.streamLoad = options.streamLoad;
     codegen.keepLoad = options.keepLoad;
     if (options.rowChunks > 0)
@@ -877,6 +908,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
                           absl::StrCat(where(&op), ": ", k.status().message()));
     Step step;
     step.kernel = *k;
+    step.pdl = kernel->hasAttr("fusec.pdl");
     step.grid = *dim3Attr(kernel, "fusec.grid");
     step.block = *dim3Attr(kernel, "fusec.block");
     if (auto shared = kernel->getAttrOfType<IntegerAttr>("fusec.shared"))

@@ -56,6 +56,7 @@ namespace {
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \
   X(cuLaunchKernel)                                                            \
+  X(cuLaunchKernelEx)                                                          \
   X(cuFuncSetAttribute)                                                        \
   X(cuTensorMapEncodeTiled)                                                    \
   X(cuStreamCreate)                                                            \
@@ -503,7 +504,7 @@ absl::StatusOr<Kernel> Module::kernel(absl::string_view name) const {
 }
 
 absl::Status Kernel::launch(Dim3 grid, Dim3 block, unsigned sharedBytes,
-                            const Stream &stream, void **args) const {
+                            const Stream &stream, void **args, bool programmatic) const {
   FUSEC_ASSIGN_DRIVER(d);
   if (!function)
     return absl::FailedPreconditionError("launch of an empty Kernel");
@@ -517,13 +518,37 @@ absl::Status Kernel::launch(Dim3 grid, Dim3 block, unsigned sharedBytes,
                           sharedBytes, " bytes)"));
     *optedInShared = sharedBytes;
   }
-  FUSEC_CU(d,
-           cuLaunchKernel(static_cast<CUfunction>(function), grid.x, grid.y,
-                          grid.z, block.x, block.y, block.z, sharedBytes,
-                          static_cast<CUstream>(stream.handle()), args, nullptr),
-           absl::StrCat("cuLaunchKernel('", entry, "', grid ", grid.x, "x",
-                        grid.y, "x", grid.z, ", block ", block.x, "x", block.y,
-                        "x", block.z, ")"));
+  if (!programmatic) {
+    FUSEC_CU(d,
+             cuLaunchKernel(static_cast<CUfunction>(function), grid.x, grid.y,
+                            grid.z, block.x, block.y, block.z, sharedBytes,
+                            static_cast<CUstream>(stream.handle()), args, nullptr),
+             absl::StrCat("cuLaunchKernel('", entry, "', grid ", grid.x, "x",
+                          grid.y, "x", grid.z, ", block ", block.x, "x", block.y,
+                          "x", block.z, ")"));
+    return absl::OkStatus();
+  }
+  // Programmatic dependent launch: the kernel may start once every CTA of
+  // the kernel before it has run griddepcontrol.launch_dependents (or
+  // exited); it waits for that kernel's completion itself.
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid.x;
+  config.gridDimY = grid.y;
+  config.gridDimZ = grid.z;
+  config.blockDimX = block.x;
+  config.blockDimY = block.y;
+  config.blockDimZ = block.z;
+  config.sharedMemBytes = sharedBytes;
+  config.hStream = static_cast<CUstream>(stream.handle());
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  FUSEC_CU(d, cuLaunchKernelEx(&config, static_cast<CUfunction>(function), args, nullptr),
+           absl::StrCat("cuLaunchKernelEx('", entry, "', grid ", grid.x, "x", grid.y, "x",
+                        grid.z, ", block ", block.x, "x", block.y, "x", block.z,
+                        ", programmatic dependent launch)"));
   return absl::OkStatus();
 }
 

@@ -48,6 +48,8 @@ const std::map<std::string, std::string> &Target::knownFigures() {
       {"tensor_efficiency", "the fraction of the tensor rate a generated GEMM's mainloop reaches"},
       {"gemm_latency_us",
        "a tensor-core GEMM kernel's pipeline fill and drain beyond its roof, microseconds"},
+      {"gemm_latency_swapped_us",
+       "the same for the swapped decode tile (fewer than 64 rows), microseconds"},
   };
   return known;
 }

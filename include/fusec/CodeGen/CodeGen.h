@@ -60,14 +60,23 @@ struct PtxOptions {
   /// Row kernels held in registers: the 16-byte chunks a thread aims to hold
   /// per operand, for kernels planned here.
   int64_t rowChunks = 4;
+  /// Programmatic dependent launch (sm_90a, sm_100a): every kernel lets the
+  /// next one launch at its start (griddepcontrol.launch_dependents) and
+  /// waits for the previous one (griddepcontrol.wait) before it touches
+  /// memory another kernel writes; a TMA matmul's producer first issues the
+  /// loads of its first stages of operands no kernel writes (the inputs and
+  /// constants listed in fusec.pdl_inputs). The JIT launches such kernels
+  /// (fusec.pdl) with the overlap allowed.
+  bool pdl = true;
 };
 
 /// Settings the tools take from the environment, read once at start-up
 /// (`codeGenOverridesFromEnvironment`) and applied over pass options:
 /// FUSEC_DISABLE_AGGRESSIVE_PTX, FUSEC_STREAM_LOAD, FUSEC_KEEP_LOAD,
-/// FUSEC_ROW_CHUNKS. Passes never read the environment themselves.
+/// FUSEC_ROW_CHUNKS, FUSEC_PDL. Passes never read the environment themselves.
 struct CodeGenOverrides {
   bool disableAggressivePtx = false;
+  bool disablePdl = false;
   std::optional<StreamLoad> streamLoad;
   std::optional<KeepLoad> keepLoad;
   std::optional<int64_t> rowChunks;

@@ -28,8 +28,8 @@ def CodeGen : Pass<"fusec-codegen", "::mlir::ModuleOp"> {
     `fusec-assign-cache-hints` use `stream-load`, those marked `keep` use
     `keep-load`; both default to the target's measured choice.
     `aggressive-ptx=false` makes every load plain (the escape switch). In the
-    tools, FUSEC_DISABLE_AGGRESSIVE_PTX, FUSEC_STREAM_LOAD, FUSEC_KEEP_LOAD
-    and FUSEC_ROW_CHUNKS override these options.
+    tools, FUSEC_DISABLE_AGGRESSIVE_PTX, FUSEC_STREAM_LOAD, FUSEC_KEEP_LOAD,
+    FUSEC_ROW_CHUNKS and FUSEC_PDL override these options.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90a\"",
@@ -48,6 +48,10 @@ def CodeGen : Pass<"fusec-codegen", "::mlir::ModuleOp"> {
     Option<"rowChunks", "row-chunks", "int64_t", /*default=*/"4",
            "For kernels without a launch plan: the 16-byte chunks a thread of "
            "a row kernel aims to hold (1-16)">,
+    Option<"pdl", "pdl", "bool", /*default=*/"true",
+           "Programmatic dependent launch on sm_90a/sm_100a: each kernel "
+           "lets the next launch early and waits for the previous one before "
+           "it touches memory (false: neither)">,
     Option<"emit", "emit", "std::string", /*default=*/"\"ptx\"",
            "ptx (attach PTX to each kernel) or llvm (append each kernel's "
            "LLVM/NVVM dialect module instead)">,

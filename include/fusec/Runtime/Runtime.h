@@ -101,8 +101,11 @@ class Kernel {
 public:
   Kernel() = default;
   /// Launches with `args[i]` pointing at the i-th kernel parameter.
+  /// `programmatic`: with programmatic dependent launch allowed (sm_90 on;
+  /// the kernel must run griddepcontrol.wait before it reads what the
+  /// kernel before it in the stream writes).
   absl::Status launch(Dim3 grid, Dim3 block, unsigned sharedBytes,
-                      const Stream &stream, void **args) const;
+                      const Stream &stream, void **args, bool programmatic = false) const;
   /// Typed convenience: launch(grid, block, 0, stream, ptrA, ptrB, n).
   template <typename... Args>
   absl::Status launchWith(Dim3 grid, Dim3 block, unsigned sharedBytes,

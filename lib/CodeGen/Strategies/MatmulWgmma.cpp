@@ -363,32 +363,32 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
                                NVVM::CacheEvictionPriorityAttr(),
                                map ? e.gep(tma, e.i8, e.i64c(128 * map)) : tma, Value(),
                                /*tensormap=*/true);
-  e.loop(e.ctaidX(), i32(numTiles * t.split), e.nctaidX(), {i32(0)},
-         [&](Value unit, ValueRange carried) -> SmallVector<Value> {
-    auto [b, tm, tn, part] = decodeUnit(unit);
-    auto [kBegin, kEnd] = kRange(part);
-    Value m0 = e.mul(tm, i32(t.m)), n0 = e.mul(tn, i32(t.n));
-    SmallVector<Value> aBatch = batchCoords(b, l.lhsBatch), bBatch = batchCoords(b, l.rhsBatch);
-    SmallVector<Value> next = e.loop(kBegin, kEnd, i32(1), carried,
-                  [&](Value kb, ValueRange it) -> SmallVector<Value> {
-      Value s = e.urem(it[0], i32(t.stages));
-      Value phase = e.band(e.udiv(it[0], i32(t.stages)), i32(1));
-      Value stage = e.mul(s, i32(t.stageBytes()));
-      Value full = barrierAt(smem, 0, s), empty = barrierAt(smem, 1, s);
-      // The slot is free once the consumers released its previous use (a
-      // fresh barrier's preceding phase counts as complete).
-      NVVM::MBarrierTryWaitParityOp::create(builder, empty, e.bxor(phase, i32(1)), ticks);
-      NVVM::MBarrierArriveExpectTxOp::create(builder, Type(), full, txBytes,
-                                             NVVM::MemScopeKind::CTA, false, Value());
-      Value k0 = e.mul(kb, i32(t.k));
-      auto load = [&](int64_t map, Value dstOffset, SmallVector<Value> coords) {
-        Value dst = LLVM::AddrSpaceCastOp::create(builder, LLVM::LLVMPointerType::get(e.ctx, 7),
-                                                  sharedAt(smem, dstOffset));
-        Value mapPtr = map ? e.gep(tma, e.i8, e.i64c(128 * map)) : tma;
-        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            builder, dst, mapPtr, coords, full, ValueRange(), Value(), Value(),
-            NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
-      };
+  // Programmatic dependent launch (deferGridWait): the maps of operands no
+  // kernel writes (weights: inputs and constants) may load before
+  // griddepcontrol.wait, while the previous kernel drains. The first
+  // stages of this CTA's first unit go out for them first; the others'
+  // loads of those stages follow the wait.
+  SmallVector<bool> early;
+  for (int64_t map = 0; map < 1 + t.rhs; ++map) {
+    const OperandView &view = map ? l.rhsViews[map - 1] : l.lhsView;
+    early.push_back(deferGridWait && readableBeforeWait(view.arg.getArgNumber()));
+  }
+  bool anyEarly = llvm::is_contained(early, true);
+  // The k-block `kb` of the unit at (b, m0, n0) into `stage`, arriving on
+  // `full`: the maps `want` picks.
+  auto issueLoads = [&](Value kb, Value stage, Value full, Value m0, Value n0,
+                        ArrayRef<Value> aBatch, ArrayRef<Value> bBatch,
+                        function_ref<bool(int64_t)> want) {
+    Value k0 = e.mul(kb, i32(t.k));
+    auto load = [&](int64_t map, Value dstOffset, SmallVector<Value> coords) {
+      Value dst = LLVM::AddrSpaceCastOp::create(builder, LLVM::LLVMPointerType::get(e.ctx, 7),
+                                                sharedAt(smem, dstOffset));
+      Value mapPtr = map ? e.gep(tma, e.i8, e.i64c(128 * map)) : tma;
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          builder, dst, mapPtr, coords, full, ValueRange(), Value(), Value(),
+          NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+    };
+    if (want(0)) {
       if (l.shifted) {
         // Implicit GEMM: k-block kb reads tap kb / (C / 64), channels from
         // (kb mod C / 64) 64, rows from m0 + δ of phase φ (a select chain
@@ -412,15 +412,75 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
           load(0, e.add(stage, i32(c * t.k * 128)),
                tmaCoords(l.lhsView, e.add(m0, i32(64 * c)), k0, aBatch));
       }
-      for (int64_t r = 0; r < t.rhs; ++r) {
-        Value bStage = e.add(stage, i32(aBytes + r * bBytes));
-        if (l.transposeRhs) {
-          load(1 + r, bStage, tmaCoords(l.rhsViews[r], k0, n0, bBatch));
-        } else {
-          for (int64_t c = 0; c < t.n / 64; ++c)
-            load(1 + r, e.add(bStage, i32(c * t.k * 128)),
-                 tmaCoords(l.rhsViews[r], e.add(n0, i32(64 * c)), k0, bBatch));
-        }
+    }
+    for (int64_t r = 0; r < t.rhs; ++r) {
+      if (!want(1 + r))
+        continue;
+      Value bStage = e.add(stage, i32(aBytes + r * bBytes));
+      if (l.transposeRhs) {
+        load(1 + r, bStage, tmaCoords(l.rhsViews[r], k0, n0, bBatch));
+      } else {
+        for (int64_t c = 0; c < t.n / 64; ++c)
+          load(1 + r, e.add(bStage, i32(c * t.k * 128)),
+               tmaCoords(l.rhsViews[r], e.add(n0, i32(64 * c)), k0, bBatch));
+      }
+    }
+  };
+  auto all = [](int64_t) { return true; };
+  auto earlyOnly = [&](int64_t map) { return early[map]; };
+  auto lateOnly = [&](int64_t map) { return !early[map]; };
+  Value units = i32(numTiles * t.split);
+  Value preCount = i32(0);
+  if (anyEarly) {
+    // The ring is empty: no slot to wait for. The first unit's first
+    // min(stages, its k-blocks) k-blocks of the early maps.
+    Value unit = e.ctaidX();
+    auto [b, tm, tn, part] = decodeUnit(unit);
+    auto [kBegin, kEnd] = kRange(part);
+    Value m0 = e.mul(tm, i32(t.m)), n0 = e.mul(tn, i32(t.n));
+    SmallVector<Value> aBatch = batchCoords(b, l.lhsBatch), bBatch = batchCoords(b, l.rhsBatch);
+    preCount = e.select(e.icmp(LLVM::ICmpPredicate::ult, unit, units),
+                        e.smin(i32(t.stages), e.sub(kEnd, kBegin)), i32(0));
+    e.loop(i32(0), preCount, i32(1), {}, [&](Value i, ValueRange) -> SmallVector<Value> {
+      Value full = barrierAt(smem, 0, i);
+      NVVM::MBarrierArriveExpectTxOp::create(builder, Type(), full, txBytes,
+                                             NVVM::MemScopeKind::CTA, false, Value());
+      issueLoads(e.add(kBegin, i), e.mul(i, i32(t.stageBytes())), full, m0, n0, aBatch, bBatch,
+                 earlyOnly);
+      return {};
+    });
+    gridWait();
+  }
+  e.loop(e.ctaidX(), units, e.nctaidX(), {i32(0)},
+         [&](Value unit, ValueRange carried) -> SmallVector<Value> {
+    auto [b, tm, tn, part] = decodeUnit(unit);
+    auto [kBegin, kEnd] = kRange(part);
+    Value m0 = e.mul(tm, i32(t.m)), n0 = e.mul(tn, i32(t.n));
+    SmallVector<Value> aBatch = batchCoords(b, l.lhsBatch), bBatch = batchCoords(b, l.rhsBatch);
+    SmallVector<Value> next = e.loop(kBegin, kEnd, i32(1), carried,
+                  [&](Value kb, ValueRange it) -> SmallVector<Value> {
+      Value s = e.urem(it[0], i32(t.stages));
+      Value phase = e.band(e.udiv(it[0], i32(t.stages)), i32(1));
+      Value stage = e.mul(s, i32(t.stageBytes()));
+      Value full = barrierAt(smem, 0, s), empty = barrierAt(smem, 1, s);
+      // The slot is free once the consumers released its previous use (a
+      // fresh barrier's preceding phase counts as complete).
+      auto claim = [&] {
+        NVVM::MBarrierTryWaitParityOp::create(builder, empty, e.bxor(phase, i32(1)), ticks);
+        NVVM::MBarrierArriveExpectTxOp::create(builder, Type(), full, txBytes,
+                                               NVVM::MemScopeKind::CTA, false, Value());
+      };
+      if (!anyEarly) {
+        claim();
+        issueLoads(kb, stage, full, m0, n0, aBatch, bBatch, all);
+      } else {
+        // The stages issued before the wait have their slot and their
+        // early maps' loads already.
+        e.ifThen(e.icmp(LLVM::ICmpPredicate::uge, it[0], preCount), [&] {
+          claim();
+          issueLoads(kb, stage, full, m0, n0, aBatch, bBatch, earlyOnly);
+        });
+        issueLoads(kb, stage, full, m0, n0, aBatch, bBatch, lateOnly);
       }
       return {e.add(it[0], i32(1))};
     });
@@ -1199,6 +1259,13 @@ absl::Status MatmulWgmmaEmitter::build() {
       builder.getDenseI32ArrayAttr({static_cast<int32_t>(t.threads())}))};
   attrs.push_back(builder.getNamedAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                                        builder.getI32IntegerAttr(1)));
+  // Under programmatic dependent launch the producer loads the weights'
+  // first stages before it waits (TmaMatmulEmitter::producer); every other
+  // thread waits before the mainloop.
+  deferGridWait = pdl() && (readableBeforeWait(l.lhsView.arg.getArgNumber()) ||
+                            llvm::any_of(l.rhsViews, [&](const OperandView &v) {
+                              return readableBeforeWait(v.arg.getArgNumber());
+                            }));
   beginFunction(attrs, /*extra=*/t.split > 1 ? 3 : 1);
   table = extraPtrs[0];
   Value workspace = t.split > 1 ? extraPtrs[1] : Value();
@@ -1239,6 +1306,8 @@ absl::Status MatmulWgmmaEmitter::build() {
   e.setBlock(consumerBlock);
   if (rebalance)
     NVVM::SetMaxRegisterOp::create(builder, kConsumerRegs, NVVM::SetMaxRegisterAction::increase);
+  if (deferGridWait)
+    gridWait();
   if (auto st = consumer(smem, tid, workspace, counters); !st.ok())
     return st;
   e.br(exit);

@@ -715,6 +715,28 @@ func.func @attention_mask(%q: tensor<1x8x32x64xbf16>, %k: tensor<1x8x32x64xbf16>
 
 // -----
 
+func.func @pdl_inputs_past_operands(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusec.pdl_inputs' must be array<i64: operand, ...> of the kernel's operand indices (0 to 0)}}
+  %0 = fusec.kernel (%a) {fusec.pdl_inputs = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pdl_not_unit(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fusec.pdl' is a unit attribute}}
+  %0 = fusec.kernel (%a) {fusec.pdl = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @zero_init_past_results(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'fusec.zero_init' must be array<i64: result, ...> of the kernel's result indices (0 to 0)}}
   %0 = fusec.kernel (%a) {fusec.zero_init = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32> {

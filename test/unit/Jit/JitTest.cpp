@@ -358,6 +358,130 @@ TEST(Jit, RunsATensorCoreMatmulAndReencodesItsTensorMaps) {
   }
 }
 
+TEST(Jit, ProgrammaticDependentLaunchKeepsAChainOfMatmulsExact) {
+  REQUIRE_GPU();
+  rt::DeviceInfo info = *rt::deviceInfo();
+  if (info.computeMajor != 9)
+    GTEST_SKIP() << "matmul_wgmma needs sm_90a; this GPU is " << info.arch();
+  // Three decode matmuls, each reading the one before and a weight that its
+  // producer loads before griddepcontrol.wait, with SiLU and a residual in
+  // the epilogues. With programmatic dependent launch each kernel starts
+  // while the one before drains: its results must be those of the
+  // serialized launches, bit for bit, run after run, launched directly and
+  // replayed as a CUDA graph.
+  const char *graph = R"mlir(
+    func.func @f(%x: tensor<16x1024xbf16>, %w1: tensor<1024x1024xbf16>, %w2: tensor<1024x1024xbf16>, %w3: tensor<1024x1024xbf16>) -> tensor<16x1024xbf16> {
+      %a = fusec.matmul %x, %w1 {transpose_rhs} : (tensor<16x1024xbf16>, tensor<1024x1024xbf16>) -> tensor<16x1024xbf16>
+      %s = fusec.sigmoid %a : tensor<16x1024xbf16>
+      %g = fusec.mul %a, %s : tensor<16x1024xbf16>
+      %b = fusec.matmul %g, %w2 {transpose_rhs} : (tensor<16x1024xbf16>, tensor<1024x1024xbf16>) -> tensor<16x1024xbf16>
+      %r = fusec.add %b, %x : tensor<16x1024xbf16>
+      %c = fusec.matmul %r, %w3 {transpose_rhs} : (tensor<16x1024xbf16>, tensor<1024x1024xbf16>) -> tensor<16x1024xbf16>
+      return %c : tensor<16x1024xbf16>
+    })mlir";
+  const int64_t m = 16, n = 1024;
+  std::vector<HostTensor> hosts = {randomTensor(DType::BF16, {m, n}, 41),
+                                   randomTensor(DType::BF16, {n, n}, 42),
+                                   randomTensor(DType::BF16, {n, n}, 43),
+                                   randomTensor(DType::BF16, {n, n}, 44)};
+  // Weights scaled to keep the chain's values near 1.
+  for (size_t t = 1; t < hosts.size(); ++t)
+    for (auto &v : hosts[t].data)
+      v *= 0.05;
+  std::vector<rt::DeviceBuffer> bufs;
+  for (const HostTensor &t : hosts) {
+    std::string bytes = toDeviceBytes(t);
+    auto buf = rt::DeviceBuffer::allocate(bytes.size());
+    ASSERT_TRUE(buf.ok() && buf->copyFromHost(bytes.data(), bytes.size()).ok());
+    bufs.push_back(std::move(*buf));
+  }
+  auto stream = rt::Stream::create();
+  ASSERT_TRUE(stream.ok());
+  // Outputs of (pdl, graph replay) runs.
+  auto outputsOf = [&](bool pdl, bool replay, int64_t *programmatic) {
+    JitOptions options = freshOptions(pdl ? "pdl-on" : "pdl-off");
+    options.pdl = pdl;
+    options.graphReplay = replay;
+    auto jit = Jit::create(options);
+    EXPECT_TRUE(jit.ok());
+    auto exec = (*jit)->compile(graph);
+    EXPECT_TRUE(exec.ok()) << exec.status();
+    std::vector<std::string> results;
+    if (!exec.ok())
+      return results;
+    EXPECT_EQ((*exec)->kernels().size(), 3u);
+    auto out = rt::DeviceBuffer::allocate(m * n * 2);
+    EXPECT_TRUE(out.ok());
+    for (int run = 0; run < 30; ++run) {
+      EXPECT_TRUE(out->fill(0xFF).ok());
+      EXPECT_TRUE(
+          (*exec)->run({&bufs[0], &bufs[1], &bufs[2], &bufs[3]}, {&*out}, *stream).ok());
+      EXPECT_TRUE(stream->synchronize().ok());
+      std::string bytes(m * n * 2, '\0');
+      EXPECT_TRUE(out->copyToHost(bytes.data(), bytes.size()).ok());
+      results.push_back(std::move(bytes));
+    }
+    *programmatic = (*exec)->programmaticLaunches();
+    return results;
+  };
+  int64_t serialLaunches = -1, directLaunches = -1, replayLaunches = -1;
+  std::vector<std::string> serial = outputsOf(false, false, &serialLaunches);
+  ASSERT_EQ(serial.size(), 30u);
+  EXPECT_EQ(serialLaunches, 0);
+  // The serialized result against float64 here (bf16 rounding of each
+  // kernel's output: a loose bound).
+  auto got = fromDeviceBytes(DType::BF16, {m, n}, serial[0]);
+  ASSERT_TRUE(got.ok());
+  {
+    auto matmulT = [&](const std::vector<double> &a, const HostTensor &w) {
+      std::vector<double> y(m * n, 0.0);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double acc = 0;
+          for (int64_t x = 0; x < n; ++x)
+            acc += a[i * n + x] * w.data[j * n + x];
+          y[i * n + j] = acc;
+        }
+      return y;
+    };
+    std::vector<double> x(hosts[0].data.begin(), hosts[0].data.end());
+    std::vector<double> a = matmulT(x, hosts[1]);
+    for (double &v : a)
+      v = v / (1 + std::exp(-v));
+    std::vector<double> r = matmulT(a, hosts[2]);
+    for (size_t i = 0; i < r.size(); ++i)
+      r[i] += x[i];
+    std::vector<double> c = matmulT(r, hosts[3]);
+    // bf16 inputs, weights and intermediates: the error is relative to the
+    // values' scale, not to each value.
+    double err = 0, norm = 0, largest = 0, worst = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      err += (got->data[i] - c[i]) * (got->data[i] - c[i]);
+      norm += c[i] * c[i];
+      largest = std::max(largest, std::fabs(c[i]));
+      worst = std::max(worst, std::fabs(got->data[i] - c[i]));
+    }
+    EXPECT_LT(std::sqrt(err / norm), 1e-2);
+    EXPECT_LT(worst, 0.03 * largest);
+  }
+  std::vector<std::string> direct = outputsOf(true, false, &directLaunches);
+  std::vector<std::string> replayed = outputsOf(true, true, &replayLaunches);
+  // Launched directly, every run's second and third kernels overlap the one
+  // before, but for the first run's, which follow a copy of their
+  // tensor-map tables. Replayed, the first run launches directly (the
+  // copies) and the second is captured with its tables already encoded:
+  // two programmatic launches, in the graph every run replays.
+  EXPECT_EQ(directLaunches, 2 * 29);
+  EXPECT_EQ(replayLaunches, 2);
+  ASSERT_EQ(direct.size(), 30u);
+  ASSERT_EQ(replayed.size(), 30u);
+  for (int run = 0; run < 30; ++run) {
+    EXPECT_TRUE(direct[run] == serial[0]) << "direct run " << run << " differs";
+    EXPECT_TRUE(replayed[run] == serial[0]) << "replayed run " << run << " differs";
+    EXPECT_TRUE(serial[run] == serial[0]) << "serialized run " << run << " differs";
+  }
+}
+
 TEST(Jit, RunsTheAttentionIntrinsic) {
   REQUIRE_GPU();
   if (absl::Status st = rt::attentionAvailable(); !st.ok())

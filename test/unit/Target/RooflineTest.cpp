@@ -167,6 +167,41 @@ TEST_F(RooflineTest, TensorCoreKernelsPayForEfficiencyAndTheLastWave) {
               plain.kernels[0].tensorSeconds + target->launchSeconds(), 1e-12);
 }
 
+TEST_F(RooflineTest, SwappedDecodeTilesHaveTheirOwnFillAndDrain) {
+  // 16 tokens by 4096 x 4096 weights in the swapped tile (16 rows): its
+  // fill and drain is gemm_latency_swapped_us, not the 64-row tile's.
+  const char *text = R"mlir(
+    func.func @f(%a: tensor<16x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<16x4096xbf16> {
+      %r = fusec.kernel "k0_matmul" (%a, %b) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 128, block = %BLOCK, tile = [%ROWS, 64, 64], stages = 8, split = 2, smem = 165136, regs = 232>} : (tensor<16x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<16x4096xbf16> {
+      ^bb0(%x: tensor<16x4096xbf16>, %y: tensor<4096x4096xbf16>):
+        %0 = fusec.matmul %x, %y {transpose_rhs} : (tensor<16x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<16x4096xbf16>
+        fusec.yield %0 : tensor<16x4096xbf16>
+      }
+      return %r : tensor<16x4096xbf16>
+    })mlir";
+  auto with = [&](const std::string &rows, const std::string &block) {
+    std::string s = text;
+    s.replace(s.find("%BLOCK"), 6, block);
+    s.replace(s.find("%ROWS"), 5, rows);
+    return s;
+  };
+  for (const char *name : {"h200", "h200-measured"}) {
+    auto target = Target::load(name);
+    if (!target.ok())
+      continue; // h200-measured exists once fusec-calibrate has run
+    double swapped = target->value("gemm_latency_swapped_us") * 1e-6;
+    double tile64 = target->value("gemm_latency_us") * 1e-6;
+    ASSERT_GT(swapped, 0.0) << name;
+    EXPECT_LT(swapped, tile64) << name;
+    GraphAnalysis s = analyze(with("16", "256").c_str(), name);
+    GraphAnalysis r = analyze(with("64", "256").c_str(), name);
+    ASSERT_EQ(s.kernels.size(), 1u);
+    ASSERT_EQ(r.kernels.size(), 1u);
+    EXPECT_NEAR(s.kernels[0].launchSeconds - target->launchSeconds(), swapped, 1e-12) << name;
+    EXPECT_NEAR(r.kernels[0].launchSeconds - target->launchSeconds(), tile64, 1e-12) << name;
+  }
+}
+
 TEST_F(RooflineTest, GemmEpilogueArithmeticIsSerialWithTheMainloop) {
   // gelu(x W + b): the epilogue's fp32 and SFU work runs between mainloops
   // on the same warpgroups, so it adds to the tensor time.
