@@ -28,6 +28,12 @@ enum Flags {
   /// nor the split-KV kernel (attention_splitkv.cuh), which takes the
   /// others of at most kSplitMaxRows query rows.
   kTiledOnly = 16,
+  /// Launched with programmatic dependent launch allowed: the kernel may
+  /// start while the kernel before it in the stream drains. Every kernel
+  /// lets the next one launch at its start (griddepcontrol.launch_dependents)
+  /// and waits for the one before (griddepcontrol.wait) before it touches
+  /// global memory, with this flag or without.
+  kProgrammatic = 32,
 };
 /// The decode kernel reads keys one a warp at a time: it beats the tiled
 /// kernel's start-up on short key ranges only. On the H200 under graph

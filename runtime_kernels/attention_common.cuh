@@ -32,6 +32,18 @@ struct KernelParams {
   const uint8_t *keyMask;
 };
 
+/// Programmatic dependent launch, at a kernel's start: the next kernel in
+/// the stream may launch now (its CTAs take SMs as ours leave), and ours
+/// waits until the kernel before it has finished and its writes are
+/// visible, before any access to global memory. Without the launch
+/// attribute both are no-ops in effect.
+__device__ __forceinline__ void gridDependencyStart() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /// A CTA's tile: `blockM` query rows of one head, the longest (causal)
 /// tiles first, and the key blocks of `blockN` it must visit.
 struct TileSchedule {

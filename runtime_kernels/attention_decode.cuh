@@ -60,6 +60,7 @@ __device__ __forceinline__ void loadRow(const void *src, float (&out)[N]) {
 template <int D, bool F16>
 __global__ void __launch_bounds__(kDecodeWarps * 32)
     decodeKernel(const void *q, const void *k, const void *v, const KernelParams p) {
+  gridDependencyStart();
   constexpr int kPer = D / 32;
   const int row = blockIdx.x, bh = blockIdx.y;
   const int b = bh / p.hq, h = bh % p.hq;

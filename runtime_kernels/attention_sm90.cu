@@ -73,6 +73,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     attentionKernel(const __grid_constant__ CUtensorMap tmQ,
                     const __grid_constant__ CUtensorMap tmK,
                     const __grid_constant__ CUtensorMap tmV, const KernelParams p) {
+  gridDependencyStart();
   using C = Config<D>;
   constexpr int BN = C::kBlockN;
   extern __shared__ uint8_t smemRaw[];
@@ -476,6 +477,31 @@ __global__ void __launch_bounds__(kThreads, 1)
 //===-- host side ---------------------------------------------------------===//
 
 thread_local std::string lastError;
+/// This forward()'s kProgrammatic: its launch may overlap the kernel before.
+thread_local bool programmatic = false;
+
+/// A launch's configuration, with programmatic dependent launch allowed
+/// when the forward() call asks: `get()` (in the launch's own expression)
+/// points the attribute list at this object's attribute.
+struct LaunchConfig {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+  cudaLaunchConfig_t *get() {
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = programmatic ? &attribute : nullptr;
+    config.numAttrs = programmatic ? 1 : 0;
+    return &config;
+  }
+};
+LaunchConfig launchConfig(dim3 grid, dim3 block, size_t smemBytes, cudaStream_t stream) {
+  LaunchConfig c;
+  c.config.gridDim = grid;
+  c.config.blockDim = block;
+  c.config.dynamicSmemBytes = smemBytes;
+  c.config.stream = stream;
+  return c;
+}
 
 int fail(const std::string &message) {
   lastError = message;
@@ -555,8 +581,9 @@ int launch(const Problem &pr, cudaStream_t stream) {
     return 1;
   KernelParams kp = kernelParams(pr, (pr.sq + kBlockM - 1) / kBlockM);
   dim3 grid(kp.mBlocks, pr.batch * pr.heads);
-  kernel<<<grid, kThreads, C::kSmemBytes, stream>>>(tmQ, tmK, tmV, kp);
-  cudaError_t e = cudaGetLastError();
+  cudaError_t launchError = cudaLaunchKernelEx(
+      launchConfig(grid, kThreads, C::kSmemBytes, stream).get(), kernel, tmQ, tmK, tmV, kp);
+  cudaError_t e = launchError != cudaSuccess ? launchError : cudaGetLastError();
   if (e != cudaSuccess)
     return fail(std::string("attention launch: ") + cudaGetErrorString(e));
   return 0;
@@ -597,7 +624,7 @@ int validate(const Problem &pr) {
   for (const void *ptr : {pr.q, pr.k, pr.v, static_cast<const void *>(pr.o)})
     if (!ptr || reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
       return fail("Q, K, V and O must be non-null and 16-byte aligned");
-  if (pr.flags < 0 || pr.flags > (kAllFlags | kTiledOnly))
+  if (pr.flags < 0 || pr.flags > (kAllFlags | kTiledOnly | kProgrammatic))
     return fail("flags " + std::to_string(pr.flags) + " are not a set of attention::Flags");
   if (!(pr.scale > 0.0f) || !std::isfinite(pr.scale))
     return fail("scale must be positive and finite");
@@ -608,8 +635,10 @@ namespace {
 template <int D, bool F16> int launchDecode(const Problem &pr, cudaStream_t stream) {
   KernelParams kp = kernelParams(pr, pr.sq);
   dim3 grid(pr.sq, pr.batch * pr.heads);
-  decodeKernel<D, F16><<<grid, kDecodeWarps * 32, 0, stream>>>(pr.q, pr.k, pr.v, kp);
-  cudaError_t e = cudaGetLastError();
+  cudaError_t launchError =
+      cudaLaunchKernelEx(launchConfig(grid, kDecodeWarps * 32, 0, stream).get(),
+                         decodeKernel<D, F16>, pr.q, pr.k, pr.v, kp);
+  cudaError_t e = launchError != cudaSuccess ? launchError : cudaGetLastError();
   if (e != cudaSuccess)
     return fail(std::string("attention decode launch: ") + cudaGetErrorString(e));
   return 0;
@@ -761,8 +790,10 @@ template <int D, bool F16> int launchSplit(const Problem &pr, cudaStream_t strea
   if (units > 65535)
     return fail("batch x kv heads x row tiles must be at most 65535 for the split-KV kernel");
   dim3 grid(sp.splits, pr.batch * pr.kvHeads, sp.rowTiles);
-  kernel<<<grid, kSplitThreads, C::kSmemBytes, stream>>>(pr.q, pr.k, pr.v, kp, sp);
-  cudaError_t e = cudaGetLastError();
+  cudaError_t launchError =
+      cudaLaunchKernelEx(launchConfig(grid, kSplitThreads, C::kSmemBytes, stream).get(), kernel,
+                         pr.q, pr.k, pr.v, kp, sp);
+  cudaError_t e = launchError != cudaSuccess ? launchError : cudaGetLastError();
   if (e != cudaSuccess)
     return fail(std::string("attention split-KV launch: ") + cudaGetErrorString(e));
   return 0;
@@ -790,6 +821,7 @@ int forward(const Problem &prIn, cudaStream_t stream) {
     return 1;
   Problem pr = prIn;
   const bool tiledOnly = (pr.flags & kTiledOnly) != 0;
+  programmatic = (pr.flags & kProgrammatic) != 0;
   pr.flags &= kAllFlags;
   const Kernel kernel = !tiledOnly && pr.sq <= kDecodeMaxRows && pr.skv <= kDecodeMaxKeys
                             ? Kernel::decode

@@ -131,6 +131,7 @@ template <int D, bool F16>
 __global__ void __launch_bounds__(kSplitThreads)
     splitKvKernel(const void *q, const void *k, const void *v, const KernelParams p,
                   const SplitParams sp) {
+  gridDependencyStart();
   using namespace splitkv;
   using C = SplitConfig<D>;
   constexpr int kChunks = D / 8; // 16-byte chunks a row

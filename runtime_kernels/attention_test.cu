@@ -290,6 +290,13 @@ int main(int argc, char **argv) {
       // Under stream capture on a stream with no workspace yet: allocated
       // then, its counters zeroed by a captured memset.
       cases.push_back({1, 8, 2, 1, 3000, d, false, kBf16, kPingPong | kPipeline, 0, true});
+      // Launched with programmatic dependent launch allowed, each kernel
+      // kind (tiled, decode, split-KV): each waits at its start for the
+      // test's copies and kernels before it.
+      const int pdl = int(kPingPong | kPipeline | kProgrammatic);
+      cases.push_back({2, 4, 2, 300, 300, d, true, kF16, pdl, 1});
+      cases.push_back({2, 4, 1, 4, 60, d, true, kF16, pdl, 2});
+      cases.push_back({2, 4, 4, 16, 1000, d, true, kBf16, pdl, 1});
       for (int flags : {0, int(kPingPong | kPipeline), int(kAllFlags)}) {
         cases.push_back({2, 4, 2, 300, 300, d, true, kF16, flags, 1});
         cases.push_back({3, 2, 1, 129, 257, d, false, kBf16, flags, 1});
@@ -311,8 +318,8 @@ int main(int argc, char **argv) {
   bad.q = dummy + 2;
   failed += !refuses(bad, "16-byte aligned");
   bad.q = dummy;
-  bad.flags = 32;
-  failed += !refuses(bad, "flags 32");
+  bad.flags = 64;
+  failed += !refuses(bad, "flags 64");
   std::printf("%s: %d of %zu cases failed\n", failed ? "FAIL" : "PASS", failed, cases.size() + 4);
   return failed ? 1 : 0;
 }

@@ -11,6 +11,7 @@
 #include "fusec/JitModule.h"
 #include "fusec/IR/Fusec.h"
 #include "fusec/Interpreter/Interpreter.h"
+#include "fusec/CodeGen/CodeGen.h"
 #include "fusec/CodeGen/Passes.h"
 #include "fusec/Passes/Passes.h"
 #include "fusec/Target/Roofline.h"
@@ -210,6 +211,10 @@ struct Executable::Impl {
   /// later runs with those buffers replay it (one launch). `bound` is the
   /// caller's buffer addresses, inputs then outputs.
   bool replay = true;
+  /// Programmatic dependent launch for the intrinsic's launches
+  /// (JitOptions::pdl, not turned off by FUSEC_PDL=0); generated kernels
+  /// carry their own (fusec.pdl).
+  bool pdl = false;
   std::string replayError;
   std::vector<uint64_t> lastBound;
   /// A captured graph's TMA kernels read tensor-map tables of its own,
@@ -301,6 +306,11 @@ struct Executable::Impl {
         // Operands (q, k, v, and the key mask if there is one), then O.
         a.keyMask = s.slots.size() == 5 ? pointers[s.slots[3]] : 0;
         a.o = pointers[s.slots.back()];
+        // The intrinsic's kernels wait at their start for the kernel before
+        // them (runtime_kernels/attention_common.cuh) and read nothing
+        // before: it may overlap whatever precedes it in the run.
+        a.programmatic = pdl && i > 0 && !events && !aliased;
+        programmaticLaunches += a.programmatic;
         if (auto st = rt::attentionForward(a, stream); !st.ok())
           return st;
       } else {
@@ -310,10 +320,9 @@ struct Executable::Impl {
             return st;
         // Overlapped with the kernel before it (programmatic dependent
         // launch): never the first (it may read inputs early, written by
-        // whatever ran before the run), nor after the intrinsic, an event or
-        // a table copy, nor where inputs and outputs alias.
-        bool programmatic = s.pdl && i > 0 && !steps[i - 1].attention && !events && !copied &&
-                            !aliased;
+        // whatever ran before the run), nor after an event or a table copy,
+        // nor where inputs and outputs alias.
+        bool programmatic = s.pdl && i > 0 && !events && !copied && !aliased;
         if (auto st = s.kernel.launch(s.grid, s.block, s.sharedBytes, stream, args[i].data(),
                                       programmatic);
             !st.ok())
@@ -707,6 +716,7 @@ Jit::Impl::Result Jit::Impl::build(absl::string_view text,
 
   auto exec = std::make_unique<Executable::Impl>();
   exec->replay = options.graphReplay;
+  exec->pdl = options.pdl && !codeGenOverrides().disablePdl;
   exec->target = target;
   exec->function = func->getSymName().str();
   for (Type t : func->getArgumentTypes()) {

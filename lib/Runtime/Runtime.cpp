@@ -839,8 +839,8 @@ absl::Status validateAttention(const AttentionArgs &a) {
     return bad("batch x heads must be at most 65535");
   if (!(a.scale > 0.0f) || !(a.scale < 1e30f))
     return bad("scale must be positive and finite");
-  if (a.flags < -1 || a.flags > 15)
-    return bad("flags ", a.flags, " are not a set of the kernel's options (0-15)");
+  if (a.flags < -1 || a.flags > 31)
+    return bad("flags ", a.flags, " are not a set of the kernel's options (0-31)");
   return absl::OkStatus();
 }
 
@@ -861,7 +861,8 @@ absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
   attention::Problem pr{ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.o),
                         static_cast<float *>(ptr(a.lse)), a.batch, a.heads, a.kvHeads,
                         a.sq, a.skv, a.headDim, a.scale, a.causal, a.dtype,
-                        a.flags < 0 ? (attention::kPingPong | attention::kPipeline) : a.flags,
+                        (a.flags < 0 ? (attention::kPingPong | attention::kPipeline) : a.flags) |
+                            (a.programmatic ? attention::kProgrammatic : 0),
                         ptr(a.keyMask)};
   if (attention::forward(pr, static_cast<cudaStream_t>(stream.handle())) != 0)
     return absl::InternalError(absl::StrCat("attention: ", attention::lastErrorMessage()));
@@ -870,8 +871,8 @@ absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
   const AttentionLibrary &lib = attentionLibrary();
   if (!lib.status.ok())
     return lib.status;
-  // kPingPong | kPipeline (runtime_kernels/attention.h).
-  int flags = a.flags < 0 ? 4 | 8 : a.flags;
+  // kPingPong | kPipeline, and kProgrammatic (runtime_kernels/attention.h).
+  int flags = (a.flags < 0 ? 4 | 8 : a.flags) | (a.programmatic ? 32 : 0);
   auto ptr = [](uint64_t p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); };
   int rc;
   if (a.keyMask) {

@@ -225,6 +225,10 @@ struct AttentionArgs {
   /// -1: the default (ping-pong and pipelining, the fastest set measured
   /// on the H200, bench/results/2026-11-30-h200-attention).
   int flags = -1;
+  /// Launched with programmatic dependent launch allowed: the kernel may
+  /// start while the kernel before it in the stream drains (it waits for
+  /// that kernel before it touches memory).
+  bool programmatic = false;
 };
 
 /// Checks the problem without a GPU: head dim 64, 128 or 256, kv heads

@@ -482,6 +482,77 @@ TEST(Jit, ProgrammaticDependentLaunchKeepsAChainOfMatmulsExact) {
   }
 }
 
+TEST(Jit, ProgrammaticDependentLaunchAroundTheAttentionIntrinsic) {
+  REQUIRE_GPU();
+  if (absl::Status st = rt::attentionAvailable(); !st.ok())
+    GTEST_SKIP() << st.message();
+  // A kernel, the intrinsic, a kernel: with programmatic dependent launch
+  // the intrinsic overlaps the kernel before it and the last kernel the
+  // intrinsic; each waits at its start. The results must be the serialized
+  // launches', bit for bit, run after run.
+  const char *graph = R"mlir(
+    func.func @f(%q: tensor<1x4x150x64xbf16>, %k: tensor<1x2x150x64xbf16>, %v: tensor<1x2x150x64xbf16>) -> tensor<1x4x150x64xbf16> {
+      %e = fusec.exp %q : tensor<1x4x150x64xbf16>
+      %0 = fusec.attention %e, %k, %v {scale = 0.125 : f64, causal} : (tensor<1x4x150x64xbf16>, tensor<1x2x150x64xbf16>, tensor<1x2x150x64xbf16>) -> tensor<1x4x150x64xbf16>
+      %1 = fusec.tanh %0 : tensor<1x4x150x64xbf16>
+      return %1 : tensor<1x4x150x64xbf16>
+    })mlir";
+  std::vector<HostTensor> hosts = {randomTensor(DType::BF16, {1, 4, 150, 64}, 51),
+                                   randomTensor(DType::BF16, {1, 2, 150, 64}, 52),
+                                   randomTensor(DType::BF16, {1, 2, 150, 64}, 53)};
+  std::vector<rt::DeviceBuffer> bufs;
+  for (const HostTensor &t : hosts) {
+    std::string bytes = toDeviceBytes(t);
+    auto buf = rt::DeviceBuffer::allocate(bytes.size());
+    ASSERT_TRUE(buf.ok() && buf->copyFromHost(bytes.data(), bytes.size()).ok());
+    bufs.push_back(std::move(*buf));
+  }
+  auto stream = rt::Stream::create();
+  ASSERT_TRUE(stream.ok());
+  const int64_t bytes = 4 * 150 * 64 * 2;
+  auto outputsOf = [&](bool pdl, bool replay, int64_t *programmatic) {
+    JitOptions options = freshOptions(pdl ? "pdl-attn-on" : "pdl-attn-off");
+    options.pdl = pdl;
+    options.graphReplay = replay;
+    auto jit = Jit::create(options);
+    EXPECT_TRUE(jit.ok());
+    auto exec = (*jit)->compile(graph);
+    EXPECT_TRUE(exec.ok()) << exec.status();
+    std::vector<std::string> results;
+    if (!exec.ok())
+      return results;
+    EXPECT_EQ((*exec)->kernels().size(), 3u);
+    auto out = rt::DeviceBuffer::allocate(bytes);
+    EXPECT_TRUE(out.ok());
+    for (int run = 0; run < 20; ++run) {
+      EXPECT_TRUE(out->fill(0xFF).ok());
+      EXPECT_TRUE((*exec)->run({&bufs[0], &bufs[1], &bufs[2]}, {&*out}, *stream).ok());
+      EXPECT_TRUE(stream->synchronize().ok());
+      std::string b(bytes, '\0');
+      EXPECT_TRUE(out->copyToHost(b.data(), b.size()).ok());
+      results.push_back(std::move(b));
+    }
+    *programmatic = (*exec)->programmaticLaunches();
+    return results;
+  };
+  int64_t serialLaunches = -1, directLaunches = -1, replayLaunches = -1;
+  std::vector<std::string> serial = outputsOf(false, false, &serialLaunches);
+  std::vector<std::string> direct = outputsOf(true, false, &directLaunches);
+  std::vector<std::string> replayed = outputsOf(true, true, &replayLaunches);
+  EXPECT_EQ(serialLaunches, 0);
+  // The intrinsic and the kernel after it, every run (no tensor maps to
+  // copy); replayed, the first run and the captured second.
+  EXPECT_EQ(directLaunches, 2 * 20);
+  EXPECT_EQ(replayLaunches, 2 * 2);
+  ASSERT_EQ(serial.size(), 20u);
+  ASSERT_EQ(direct.size(), 20u);
+  ASSERT_EQ(replayed.size(), 20u);
+  for (int run = 0; run < 20; ++run) {
+    EXPECT_TRUE(direct[run] == serial[0]) << "direct run " << run << " differs";
+    EXPECT_TRUE(replayed[run] == serial[0]) << "replayed run " << run << " differs";
+  }
+}
+
 TEST(Jit, RunsTheAttentionIntrinsic) {
   REQUIRE_GPU();
   if (absl::Status st = rt::attentionAvailable(); !st.ok())
