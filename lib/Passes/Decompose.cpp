@@ -2056,6 +2056,41 @@ struct HoistGridSlice : RewritePattern {
   }
 };
 
+/// A concat of more than kMaxConcatParts inputs becomes a concat of
+/// concats of at most that many each (recursively, past 128^2). Fusion caps
+/// a kernel at 256 inputs and outputs (kMaxKernelParams in Fusion.cpp):
+/// LLVM's time grows faster than linearly in a kernel's parameters. Each
+/// group becomes a kernel of its own, or joins the outer concat while
+/// the cap allows, so no kernel reads more than the cap.
+struct SplitWideConcat : OpRewritePattern<ConcatOp> {
+  static constexpr size_t kMaxConcatParts = 128;
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
+    OperandRange inputs = op.getInputs();
+    if (inputs.size() <= kMaxConcatParts)
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t dim = static_cast<int64_t>(op.getDim());
+    SmallVector<Value> groups;
+    for (size_t i = 0; i < inputs.size(); i += kMaxConcatParts) {
+      size_t count = std::min(kMaxConcatParts, inputs.size() - i);
+      if (count == 1) {
+        groups.push_back(inputs[i]);
+        continue;
+      }
+      SmallVector<Value> parts(inputs.begin() + i, inputs.begin() + i + count);
+      SmallVector<int64_t> shape(type.getShape());
+      shape[dim] = 0;
+      for (Value p : parts)
+        shape[dim] += cast<RankedTensorType>(p.getType()).getDimSize(dim);
+      groups.push_back(ConcatOp::create(rewriter, op.getLoc(), type.clone(shape), parts,
+                                        static_cast<uint64_t>(dim)));
+    }
+    rewriter.replaceOpWithNewOp<ConcatOp>(op, type, groups, static_cast<uint64_t>(dim));
+    return success();
+  }
+};
+
 class DecomposePass : public fusec::impl::DecomposeBase<DecomposePass> {
 public:
   using DecomposeBase::DecomposeBase;
@@ -2077,7 +2112,7 @@ public:
                  DecomposeGelu, DecomposeSilu, AbsorbOperandTranspose,
                  HoistOperandScale, MergeRegroupedTranspose, CollapseMatmulRows,
                  SinkReshape, SinkReshapeIntoReduce, SinkReshapeIntoBroadcast,
-                 SplitReduceRuns>(
+                 SplitReduceRuns, SplitWideConcat>(
         &getContext());
     // Only the composites are rewritten; no folding of the rest of the graph.
     GreedyRewriteConfig config;

@@ -391,6 +391,8 @@ bool foldIntoConsumer(KernelOp m) {
     kArg.push_back(i == j ? 0 : place(v));
   for (Value v : m.getInputs())
     mArg.push_back(place(v));
+  if (inputs.size() + k.getNumResults() > kMaxKernelParams)
+    return false;
   SmallVector<bool> keep(k.getNumResults(), true);
   KernelOp folded = rebuild(
       k, inputs,

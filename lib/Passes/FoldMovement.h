@@ -13,6 +13,16 @@
 
 namespace fusec {
 
+/// At most this many inputs and outputs a kernel (each a pointer
+/// parameter): LLVM's CodeGenPrepare and straight-line strength reduction
+/// take time super-linear in a kernel's parameters (a 1,000-input concat
+/// compiled in 9.3 s, 86-97% of it there; a sum of 1,000 arguments in 4.7
+/// s, 77% in SLSR), and below PTX ISA 8.1 a kernel's parameters take at
+/// most 4,352 bytes. fusec-decompose splits a wider concat into concats of
+/// at most 128 parts (SplitWideConcat). Fusion and the folds below keep to
+/// it.
+constexpr size_t kMaxKernelParams = 256;
+
 /// Folds slice and transpose kernels next to matmul kernels into the
 /// matmul's store (outputs written through the movement) or its operand load
 /// (a transposed operand read through its tensor map), where the

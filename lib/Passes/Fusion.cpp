@@ -486,6 +486,8 @@ std::optional<Group> Fuser::tryMerge(const Group &a, const Group &b,
       if (escapes)
         m.outputs.insert(v);
     }
+  if (m.inputs.size() + m.outputs.size() > kMaxKernelParams)
+    return std::nullopt;
   return m;
 }
 
