@@ -17,6 +17,8 @@
 # 5. concats of 12 to 1000 parts (test/lit/Passes/Inputs/gen_adversarial.py),
 #    the code that picks a part by branches, against the interpreter, one
 #    under memcheck.
+# 6. where staged, fusec-jit-tsan-tests: runs from many threads under TSan
+#    (step `tsan`, not in the default PARTS).
 # PARTS (default "tests faults random sanitize concat") picks the steps, so
 # that a second call can go on with the campaign alone (RANDOM_FIRST past
 # the first call's graphs, or other seeds: RANDOM_SEED_BASE, default 100).
@@ -63,6 +65,17 @@ part tests && for t in fusec-runtime-tests fusec-jit-tests; do
     echo "$t: rc=$rc $line" | tee -a "$summary"
   fi
 done
+
+# The JIT's runs from many threads on the GPU under ThreadSanitizer, where
+# fusec-jit-tsan-tests was staged (static build, libtsan linked in:
+#   FUSEC_GPU_TOOLS="fusec-jit-tsan-tests ..." bash bench/stage-gpu.sh).
+if part tsan && [ -x "$BIN/fusec-jit-tsan-tests" ]; then
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/test/unit/Jit/tsan.supp" \
+    timeout 300 "$BIN/fusec-jit-tsan-tests" > "$OUT/jit-tsan-tests.log" 2>&1
+  rc=$?
+  line=$(grep -E '^\[  PASSED  \]|FAILED TEST|SUMMARY: ThreadSanitizer' "$OUT/jit-tsan-tests.log" | tr '\n' ' ')
+  echo "fusec-jit-tsan-tests: rc=$rc $line" | tee -a "$summary"
+fi
 
 # 2. Faults injected into fusec-run.
 G="$PWD/test/lit/tools/Inputs/elementwise.mlir"
