@@ -51,7 +51,8 @@ struct JitOptions {
   /// Programmatic dependent launch between the kernels of a run (sm_90 on):
   /// each kernel starts while the one before it drains, and a matmul loads
   /// its first stages of weights (inputs, constants) before it waits.
-  /// FUSEC_PDL=0 in the environment turns it off too.
+  /// In the tools (fusec-run), FUSEC_PDL=0 in the environment turns it off
+  /// too (codeGenOverridesFromEnvironment).
   bool pdl = true;
   /// The loads of tensors read once and of tensors re-read by many CTAs
   /// (--fusec-codegen's stream-load and keep-load); empty: the target's

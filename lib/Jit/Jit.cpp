@@ -51,7 +51,7 @@ struct Step {
   std::vector<int> slots; // operands, then results (then the tensor-map table)
   std::optional<rt::AttentionArgs> attention;
   /// Generated with programmatic dependent launch (fusec.pdl): launched
-  /// with the overlap allowed where the step before it is a kernel too.
+  /// with the overlap allowed where launchAll says it may be.
   bool pdl = false;
   /// TMA kernels: a descriptor per entry of fusec.tensor_maps over the
   /// address of its slot, encoded into `host` and copied to the table (the
