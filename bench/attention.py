@@ -159,9 +159,33 @@ def timeit(fn, iters=20, warmup=5, reps=1):
     return times[len(times) // 2]
 
 
-def speed(lib, flag_sets, shapes=None, key_masks=False):
+def parse_schedules(text):
+    """'name:VAR=v+VAR=v,name:...' -> {name: {VAR: v}}: the tiled kernel's
+    grid and tile order (FUSEC_ATTENTION_PERSISTENT, _HEAD_GROUP),
+    which the library reads from the environment at every call, so each is
+    timed in this process on the same tensors."""
+    out = {}
+    for item in text.split(","):
+        name, _, assigns = item.partition(":")
+        out[name] = dict(a.split("=", 1) for a in assigns.split("+") if a)
+    return out
+
+
+SCHEDULE_VARS = ("FUSEC_ATTENTION_PERSISTENT", "FUSEC_ATTENTION_HEAD_GROUP")
+
+
+def set_schedule(env):
+    for var in SCHEDULE_VARS:
+        os.environ.pop(var, None)
+    os.environ.update(env)
+
+
+def speed(lib, flag_sets, shapes=None, key_masks=False, schedules=None):
+    """TFLOP/s of each flag set (and schedule: a key `fusec[flags@schedule]`
+    when there are several) and of SDPA, for each shape causal and not."""
     shapes = shapes or [(4, 32, 4096, 128), (2, 32, 8192, 128), (16, 32, 1024, 128),
                         (4, 32, 4096, 64), (8, 16, 4096, 256)]
+    schedules = schedules or {"": {}}
     rows = []
     for (b, h, s, d) in shapes:
         for causal in (False, True):
@@ -173,22 +197,27 @@ def speed(lib, flag_sets, shapes=None, key_masks=False):
             row = dict(b=b, h=h, s=s, d=d, causal=causal)
             out = torch.empty_like(q)
             lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
-            for name, flags in flag_sets.items():
-                ms = timeit(lambda: fusec_attention(lib, q, k, v, causal, scale, flags, out, lse),
-                            reps=10)
-                row[f"fusec[{name}]"] = flops / ms / 1e9
-            if key_masks:
-                # The runtime's flag set with transformers' attention_mask:
-                # all ones (every key visible), and padding (each sequence's
-                # last tenth hidden). FLOPs counted as without the mask.
-                ones = torch.ones(b, s, device="cuda", dtype=torch.uint8)
-                pad = ones.clone()
-                pad[:, s - s // 10:] = 0
-                for name, mask in (("mask=ones", ones), ("mask=pad", pad)):
-                    ms = timeit(lambda: fusec_attention(lib, q, k, v, causal, scale,
-                                                        PINGPONG | PIPELINE, out, lse, mask),
-                                reps=10)
-                    row[f"masked[{name}]"] = flops / ms / 1e9
+            for sched, env in schedules.items():
+                set_schedule(env)
+                at = f"@{sched}" if sched else ""
+                for name, flags in flag_sets.items():
+                    ms = timeit(lambda: fusec_attention(lib, q, k, v, causal, scale, flags, out,
+                                                        lse), reps=10)
+                    row[f"fusec[{name}{at}]"] = flops / ms / 1e9
+                if key_masks:
+                    # The runtime's flag set with transformers' attention_mask:
+                    # all ones (every key visible), and padding (each
+                    # sequence's last tenth hidden). FLOPs counted as without
+                    # the mask.
+                    ones = torch.ones(b, s, device="cuda", dtype=torch.uint8)
+                    pad = ones.clone()
+                    pad[:, s - s // 10:] = 0
+                    for name, mask in (("mask=ones", ones), ("mask=pad", pad)):
+                        ms = timeit(lambda: fusec_attention(lib, q, k, v, causal, scale,
+                                                            PINGPONG | PIPELINE, out, lse, mask),
+                                    reps=10)
+                        row[f"masked[{name}{at}]"] = flops / ms / 1e9
+            set_schedule({})
             for name, backend in (("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION),
                                   ("sdpa_flash", SDPBackend.FLASH_ATTENTION)):
                 try:
@@ -315,6 +344,10 @@ def main():
                     "BxHqxHkvxSqxSkvxD,...")
     ap.add_argument("--key-masks", action="store_true",
                     help="speed: also time the runtime's flag set with a key padding mask")
+    ap.add_argument("--schedules",
+                    help="speed: time each flag set under each of these tiled-grid settings, "
+                    "'name:VAR=v+VAR=v,...' (e.g. 'tiles:FUSEC_ATTENTION_PERSISTENT=0,"
+                    "persistent:FUSEC_ATTENTION_PERSISTENT=1')")
     args = ap.parse_args()
     lib = load()
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -339,16 +372,19 @@ def main():
         shapes = [tuple(int(x) for x in sh.split("x")) for sh in args.shapes.split(",")] \
             if args.shapes else None
         flag_sets = {n: FLAG_SETS[n] for n in args.flags.split(",")} if args.flags else FLAG_SETS
-        result["speed"] = speed(lib, flag_sets, shapes, args.key_masks)
+        schedules = parse_schedules(args.schedules) if args.schedules else None
+        result["speed"] = speed(lib, flag_sets, shapes, args.key_masks, schedules)
         print()
         fmt = lambda x: f"{x:.0f}" if x else "-"
-        masks = ["mask=ones", "mask=pad"] if args.key_masks else []
-        print("TFLOP/s, bf16          | " + " | ".join(list(flag_sets) + masks)
+        ats = [f"@{s}" for s in schedules] if schedules else [""]
+        cols = [f"{n}{at}" for at in ats for n in flag_sets]
+        masks = [f"mask=ones{at}" for at in ats] if args.key_masks else []
+        print("TFLOP/s, bf16          | " + " | ".join(cols + masks)
               + " | cuDNN | flash | best/cuDNN")
         for r in result["speed"]:
             cu, best = r["sdpa_cudnn"], r[r["fusec_best"]]
             print(f"{r['b']}x{r['h']}x{r['s']}x{r['d']} {'causal' if r['causal'] else 'full  '} | "
-                  + " | ".join(fmt(r[f"fusec[{n}]"]) for n in flag_sets)
+                  + " | ".join(fmt(r[f"fusec[{n}]"]) for n in cols)
                   + "".join(f" | {fmt(r[f'masked[{n}]'])}" for n in masks)
                   + f" | {fmt(cu)} | {fmt(r['sdpa_flash'])} | "
                   + (f"{best / cu:.2f}x" if cu else "-"))

@@ -21,7 +21,7 @@ layer) and against eager PyTorch and torch.compile (end to end), one run.
 Writes $OUT/convnets.json and prints a table.
     python3 bench/convnets.py              # everything
     CONV_ONLY=layers|models python3 bench/convnets.py
-    CONV_FUSEC_VARIANTS="FUSEC_EPILOGUE_PREFETCH=0" ...  # also each switch, same run
+    CONV_FUSEC_VARIANTS="FUSEC_EPILOGUE_PREFETCH=0;A=1,B=2" ...  # also each switch, same run
 """
 import json
 import os
@@ -226,10 +226,11 @@ def bench_model(name, build, work):
                                                           "bytes", "flops", "strategy")}
                             for k in r["kernels"]])
         # The same model under each escape switch of CONV_FUSEC_VARIANTS
-        # ("VAR=value;VAR2=value"), beside the default, in the same run.
+        # ("VAR=value;VAR2=value,VAR3=value": variants split by ';', each
+        # one or more assignments), beside the default, in the same run.
         for var in [v for v in os.environ.get("CONV_FUSEC_VARIANTS", "").split(";") if v]:
-            key, _, value = var.partition("=")
-            rv = fusec_run([path, f"--input={xf}"], env={**os.environ, key: value})
+            assigns = dict(a.split("=", 1) for a in var.split(",") if a)
+            rv = fusec_run([path, f"--input={xf}"], env={**os.environ, **assigns})
             row.setdefault("variants", {})[var] = {
                 "fusec_ms": rv["end_to_end_ms"], "kernel_ms_by_kind": kernel_kinds(rv["kernels"])}
     except Exception as e:  # noqa: BLE001

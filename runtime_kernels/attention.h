@@ -64,7 +64,27 @@ struct Problem {
   /// on top of `causal`); null: every key is. A query row that sees no key
   /// gets zeros (and an LSE of -inf).
   const void *keyMask = nullptr;
+  /// The tiled kernel's grid (measurement and tests): 0 one CTA a tile; 1 a
+  /// persistent grid of one CTA an SM, each CTA computing tiles blockIdx.x,
+  /// + gridDim.x, ...; 2 a persistent grid whose CTAs take tiles past the
+  /// first wave from an atomic counter (dynamic); -1 takes
+  /// FUSEC_ATTENTION_PERSISTENT from the environment, and when that is unset
+  /// the runtime's rule (dynamic when causal, else static).
+  int persistent = -1;
+  /// The tiled kernel's CTAs at most, when positive (tests: a few CTAs run
+  /// many tiles each).
+  int ctas = 0;
+  /// Heads a section of tiles holds (attention_common.cuh, tileAt), when
+  /// positive; 0 takes FUSEC_ATTENTION_HEAD_GROUP, else as many heads as
+  /// keep their K and V within 24 MB of L2.
+  int headGroup = 0;
 };
+
+/// The flag set the runtime uses for a head dim, from the benchmark
+/// (bench/results/2026-12-04-h200-attention-persistent): kPingPong |
+/// kPipeline at head dims 64 and 128; none at 256, where the plain kernel
+/// was 2-6% faster in both of that session's runs.
+constexpr int defaultFlags(int headDim) { return headDim == 256 ? 0 : kPingPong | kPipeline; }
 
 /// 0, or 1 with lastErrorMessage() saying what is wrong with the problem.
 int validate(const Problem &problem);

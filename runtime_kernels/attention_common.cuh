@@ -24,6 +24,14 @@ struct KernelParams {
   float *lse;
   int sq, skv, hq, groups; // groups = Hq / Hkv
   int hkv, mBlocks;
+  /// The tiled kernel's tiles: bhCount = B x Hq heads of mBlocks row
+  /// blocks, numbered by tileAt in sections of headGroup heads.
+  int bhCount, headGroup;
+  /// A persistent grid's dynamic scheduler: [0] counts the tiles handed out
+  /// past the first wave, [1] the CTAs that are done; the last CTA resets
+  /// both to 0 for the next launch. Null: static (tiles blockIdx.x,
+  /// + gridDim.x, ...).
+  int *tileCounter;
   float scaleLog2; // softmax scale * log2(e)
   int causal;
   int offset; // Skv - Sq: row i sees columns j <= i + offset
@@ -58,6 +66,32 @@ __device__ __forceinline__ TileSchedule scheduleTile(const KernelParams &p, int 
   const int b = s.bh / p.hq, h = s.bh % p.hq;
   s.bhKv = b * p.hkv + h / p.groups;
   s.m0 = mBlock * blockM;
+  int nEnd = p.skv;
+  if (p.causal)
+    nEnd = min(nEnd, s.m0 + blockM + p.offset);
+  s.nBlocks = nEnd > 0 ? (nEnd + blockN - 1) / blockN : 0;
+  return s;
+}
+
+/// Tile `tile` of the tiled kernel's launch (a CTA of a persistent grid
+/// runs tiles blockIdx.x, + gridDim.x, ...). Tiles are numbered in sections
+/// of `headGroup` heads (the caller picks as many as keep their K and V in
+/// L2); within a section, the longest (causal) row blocks of every head come
+/// first, so the CTAs that start last run the shortest tiles. headGroup = 1
+/// is one head's row blocks after another, longest first.
+__device__ __forceinline__ TileSchedule tileAt(const KernelParams &p, int tile, int blockM,
+                                               int blockN) {
+  TileSchedule s;
+  const int perSection = p.headGroup * p.mBlocks;
+  const int section = tile / perSection;
+  const int first = section * p.headGroup;
+  const int heads = min(p.headGroup, p.bhCount - first);
+  const int within = tile - section * perSection;
+  const int rank = within / heads;
+  s.bh = first + (within - rank * heads);
+  const int b = s.bh / p.hq, h = s.bh % p.hq;
+  s.bhKv = b * p.hkv + h / p.groups;
+  s.m0 = (p.mBlocks - 1 - rank) * blockM;
   int nEnd = p.skv;
   if (p.causal)
     nEnd = min(nEnd, s.m0 + blockM + p.offset);

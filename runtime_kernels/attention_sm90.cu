@@ -5,7 +5,11 @@
 // the logsumexp (natural log) of every row. Layouts: Q [B, Hq, Sq, D], K and
 // V [B, Hkv, Skv, D], O like Q, LSE [B, Hq, Sq] f32, all contiguous.
 //
-// A CTA computes 128 query rows of one head with three warpgroups:
+// A tile is 128 query rows of one head. A CTA runs one tile, or, in a
+// persistent grid (one CTA an SM), several: blockIdx.x + k gridDim.x
+// (static), or those an atomic counter hands out (dynamic); the producer
+// loads the next tile's K, V and Q while the consumers finish this one.
+// A CTA has three warpgroups:
 //  * a producer warpgroup (its registers given back with setmaxnreg) whose
 //    one thread issues TMA loads of Q once and of K and V blocks into a
 //    ring of three stages (two for D = 256), each stage with a "full"
@@ -62,9 +66,9 @@ template <int D> struct Config {
   static constexpr int kColBlocks = D / 64; // 64-element (128-byte) column blocks
   static constexpr int kQBytes = kBlockM * D * 2;
   static constexpr int kKVBytes = kBlockN * D * 2;
-  static constexpr int kBarriers = 1 + 4 * kStages;
+  static constexpr int kBarriers = 3 + 4 * kStages;
   static constexpr int kSmemBytes =
-      1024 /* alignment slack */ + kQBytes + 2 * kStages * kKVBytes + 8 * kBarriers;
+      1024 /* alignment slack */ + kQBytes + 2 * kStages * kKVBytes + 8 * kBarriers + 16;
 };
 
 
@@ -83,18 +87,24 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint8_t *sK = sQ + C::kQBytes;
   uint8_t *sV = sK + C::kStages * C::kKVBytes;
   uint64_t *bars = reinterpret_cast<uint64_t *>(sV + C::kStages * C::kKVBytes);
-  uint64_t *barQ = bars;
-  uint64_t *fullK = bars + 1, *fullV = bars + 1 + C::kStages,
-           *emptyK = bars + 1 + 2 * C::kStages, *emptyV = bars + 1 + 3 * C::kStages;
+  uint64_t *barQ = bars, *emptyQ = bars + 1, *tileReady = bars + 2;
+  uint64_t *fullK = bars + 3, *fullV = bars + 3 + C::kStages,
+           *emptyK = bars + 3 + 2 * C::kStages, *emptyV = bars + 3 + 3 * C::kStages;
+  // The producer hands each tile's index to the consumers here (-1: no more
+  // tiles), arriving on tileReady.
+  volatile int *tileSlot = reinterpret_cast<volatile int *>(bars + C::kBarriers);
 
   const int wg = threadIdx.x / 128;
   const int t = threadIdx.x % 128;
-  const TileSchedule tile = scheduleTile(p, kBlockM, BN);
-  const int bh = tile.bh, bhKv = tile.bhKv, m0 = tile.m0, nBlocks = tile.nBlocks;
-  const int batchIndex = bh / p.hq;
+  // The tiles this CTA runs: blockIdx.x first, then (one CTA a tile, or a
+  // persistent grid) blockIdx.x + gridDim.x, ..., or those the dynamic
+  // scheduler hands out. The K/V ring's stages are counted across them.
+  const int nTiles = p.bhCount * p.mBlocks;
 
   if (threadIdx.x == 0) {
     mbarrierInit(barQ, 1);
+    mbarrierInit(emptyQ, 256);
+    mbarrierInit(tileReady, 1);
     for (int s = 0; s < C::kStages; ++s) {
       mbarrierInit(&fullK[s], 1);
       mbarrierInit(&fullV[s], 1);
@@ -112,24 +122,61 @@ __global__ void __launch_bounds__(kThreads, 1)
       prefetchTensorMap(&tmQ);
       prefetchTensorMap(&tmK);
       prefetchTensorMap(&tmV);
-      mbarrierArriveExpectTx(barQ, C::kQBytes);
+      int g = 0; // K/V blocks loaded so far
+      int tile = blockIdx.x;
+      for (int local = 0;; ++local) {
+        const bool none = tile >= nTiles;
+        const TileSchedule ts = tileAt(p, none ? 0 : tile, kBlockM, BN);
+        // Q goes into its one buffer once the consumers are done with the
+        // previous tile's, and the tile's index is handed over then (it is
+        // read at the tile's start, before Q is). The tile's first K block
+        // is issued before that wait, so it loads while they finish.
+        auto loadQ = [&] {
+          if (local > 0)
+            mbarrierWait(emptyQ, (local - 1) & 1);
+          *tileSlot = none ? -1 : tile;
+          mbarrierArrive(tileReady);
+          if (none)
+            return;
+          mbarrierArriveExpectTx(barQ, C::kQBytes);
 #pragma unroll
-      for (int c = 0; c < C::kColBlocks; ++c)
-        tmaLoad3d(sQ + c * kBlockM * 128, &tmQ, barQ, c * 64, m0, bh);
-      for (int it = 0; it < nBlocks; ++it) {
-        int s = it % C::kStages;
-        if (it >= C::kStages)
-          mbarrierWait(&emptyK[s], ((it / C::kStages) - 1) & 1);
-        mbarrierArriveExpectTx(&fullK[s], C::kKVBytes);
+          for (int c = 0; c < C::kColBlocks; ++c)
+            tmaLoad3d(sQ + c * kBlockM * 128, &tmQ, barQ, c * 64, ts.m0, ts.bh);
+        };
+        if (none) {
+          loadQ();
+          break;
+        }
+        if (ts.nBlocks == 0)
+          loadQ();
+        for (int it = 0; it < ts.nBlocks; ++it, ++g) {
+          const int s = g % C::kStages;
+          if (g >= C::kStages)
+            mbarrierWait(&emptyK[s], ((g / C::kStages) - 1) & 1);
+          mbarrierArriveExpectTx(&fullK[s], C::kKVBytes);
 #pragma unroll
-        for (int c = 0; c < C::kColBlocks; ++c)
-          tmaLoad3d(sK + s * C::kKVBytes + c * BN * 128, &tmK, &fullK[s], c * 64, it * BN, bhKv);
-        if (it >= C::kStages)
-          mbarrierWait(&emptyV[s], ((it / C::kStages) - 1) & 1);
-        mbarrierArriveExpectTx(&fullV[s], C::kKVBytes);
+          for (int c = 0; c < C::kColBlocks; ++c)
+            tmaLoad3d(sK + s * C::kKVBytes + c * BN * 128, &tmK, &fullK[s], c * 64, it * BN,
+                      ts.bhKv);
+          if (it == 0)
+            loadQ();
+          if (g >= C::kStages)
+            mbarrierWait(&emptyV[s], ((g / C::kStages) - 1) & 1);
+          mbarrierArriveExpectTx(&fullV[s], C::kKVBytes);
 #pragma unroll
-        for (int c = 0; c < C::kColBlocks; ++c)
-          tmaLoad3d(sV + s * C::kKVBytes + c * BN * 128, &tmV, &fullV[s], c * 64, it * BN, bhKv);
+          for (int c = 0; c < C::kColBlocks; ++c)
+            tmaLoad3d(sV + s * C::kKVBytes + c * BN * 128, &tmV, &fullV[s], c * 64, it * BN,
+                      ts.bhKv);
+        }
+        tile = p.tileCounter ? static_cast<int>(gridDim.x) + atomicAdd(p.tileCounter, 1)
+                             : tile + static_cast<int>(gridDim.x);
+      }
+      // Every CTA has taken its last index when the last one gets here: it
+      // resets the counters for the next launch on the stream (which waits
+      // for this grid to finish before it reads them).
+      if (p.tileCounter && atomicAdd(p.tileCounter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+        atomicExch(p.tileCounter, 0);
+        atomicExch(p.tileCounter + 1, 0);
       }
     }
     return;
@@ -139,15 +186,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   setMaxRegsInc<232>();
   const int cw = wg - 1; // 0 or 1: rows [cw * 64, cw * 64 + 64) of the tile
   const int warp = t / 32, lane = t % 32;
-  const int rowBase = m0 + cw * 64 + warp * 16 + lane / 4; // and + 8
+  // The current tile's head, first row, key blocks, and this thread's first
+  // row (and + 8); the K/V ring's stage count at the tile's start.
+  int bh = 0, m0 = 0, nBlocks = 0, batchIndex = 0, rowBase = 0, g0 = 0;
+  auto stageOf = [&](int it) { return (g0 + it) % C::kStages; };
+  auto phaseOf = [&](int it) { return static_cast<uint32_t>(((g0 + it) / C::kStages) & 1); };
   const float sl2 = p.scaleLog2;
   constexpr float kNegInf = -INFINITY;
 
   float o[D / 2];
-#pragma unroll
-  for (int i = 0; i < D / 2; ++i)
-    o[i] = 0.0f;
-  float rowMax[2] = {kNegInf, kNegInf}, rowSum[2] = {0.0f, 0.0f};
+  float rowMax[2], rowSum[2];
 
   // The wgmma descriptors of stage s, all computed before any wgmma is
   // issued (ptxas serializes wgmmas whose inputs, descriptors included, are
@@ -188,22 +236,30 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int kk = 0; kk < BN / 16; ++kk)
       wgmma_rs<D, F16>(o, pa[kk], d.v[kk], 1);
   };
-  // The key mask of block `it` as one bit per column this thread holds
-  // (bit 2 j + e of column 8 j + 2 (lane % 4) + e), 0 where every key of
-  // the block is visible (or there is no mask). A warp reads the block's
-  // mask bytes coalesced, 32 at a time, and shares them by ballot; the
-  // caller reads them while the block's GEMMs run.
-  auto hiddenKeys = [&](int it) -> uint32_t {
-    if (!p.keyMask)
-      return 0;
+  // The key mask of a block: a warp reads the block's mask bytes
+  // coalesced, 32 at a time (loadMask), one block ahead, so the load's
+  // latency hides behind the block before; hiddenKeys turns them, by
+  // ballot, into one bit per column this thread holds (bit 2 j + e of
+  // column 8 j + 2 (lane % 4) + e), 0 where every key of the block is
+  // visible (or there is no mask).
+  auto loadMask = [&](int it, uint8_t (&visible)[BN / 32]) {
+#pragma unroll
+    for (int b = 0; b < BN / 32; ++b)
+      visible[b] = 1;
+    if (!p.keyMask || it >= nBlocks)
+      return;
     const uint8_t *keys = p.keyMask + static_cast<size_t>(batchIndex) * p.skv;
     const int n0 = it * BN;
-    uint8_t visible[BN / 32];
 #pragma unroll
     for (int b = 0; b < BN / 32; ++b) {
       const int col = n0 + 32 * b + lane;
-      visible[b] = col < p.skv ? __ldg(keys + col) : 1;
+      if (col < p.skv)
+        visible[b] = __ldg(keys + col);
     }
+  };
+  auto hiddenKeys = [&](const uint8_t (&visible)[BN / 32]) -> uint32_t {
+    if (!p.keyMask)
+      return 0;
     uint32_t ballots[BN / 32], any = 0;
 #pragma unroll
     for (int b = 0; b < BN / 32; ++b) {
@@ -340,12 +396,36 @@ __global__ void __launch_bounds__(kThreads, 1)
       namedBarrierArrive(1, 256);
   }
 
-  mbarrierWait(barQ, 0);
+  for (int local = 0;; ++local) {
+  mbarrierWait(tileReady, local & 1);
+  const int tile = *tileSlot;
+  if (tile < 0)
+    break;
+  {
+    const TileSchedule ts = tileAt(p, tile, kBlockM, BN);
+    bh = ts.bh;
+    m0 = ts.m0;
+    nBlocks = ts.nBlocks;
+    batchIndex = bh / p.hq;
+    rowBase = m0 + cw * 64 + warp * 16 + lane / 4;
+  }
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i)
+    o[i] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    rowMax[i] = kNegInf;
+    rowSum[i] = 0.0f;
+  }
+  // The first block's mask loads while Q arrives.
+  uint8_t maskBytes[BN / 32];
+  loadMask(0, maskBytes);
+  mbarrierWait(barQ, local & 1);
   if constexpr (!Pipelined) {
     // S, softmax, PV in sequence: overlap comes from the other warpgroup.
     for (int it = 0; it < nBlocks; ++it) {
-      const int s = it % C::kStages;
-      const uint32_t phase = (it / C::kStages) & 1;
+      const int s = stageOf(it);
+      const uint32_t phase = phaseOf(it);
       float sacc[BN / 2];
       uint32_t pa[BN / 16][4];
       float factor[2];
@@ -356,7 +436,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       issueS(sacc, d);
       wgmmaCommit();
       yourTurn();
-      const uint32_t hidden = hiddenKeys(it);
+      const uint32_t hidden = hiddenKeys(maskBytes);
+      loadMask(it + 1, maskBytes);
       wgmmaWait<0>();
       fenceRegisters(sacc);
       mbarrierArrive(&emptyK[s]);
@@ -383,21 +464,23 @@ __global__ void __launch_bounds__(kThreads, 1)
       float sacc[BN / 2];
       float factor[2];
       bool rescale;
-      mbarrierWait(&fullK[0], 0);
-      Descriptors d = descriptors(0);
+      const int s = stageOf(0);
+      mbarrierWait(&fullK[s], phaseOf(0));
+      Descriptors d = descriptors(s);
       myTurn();
       issueS(sacc, d);
       wgmmaCommit();
       yourTurn();
-      const uint32_t hidden = hiddenKeys(0);
+      const uint32_t hidden = hiddenKeys(maskBytes);
+      loadMask(1, maskBytes);
       wgmmaWait<0>();
       fenceRegisters(sacc);
-      mbarrierArrive(&emptyK[0]);
+      mbarrierArrive(&emptyK[s]);
       softmax(sacc, 0, hidden, pa, factor, rescale);
     }
     for (int it = 1; it < nBlocks; ++it) {
-      const int s = it % C::kStages, prev = (it - 1) % C::kStages;
-      const uint32_t phase = (it / C::kStages) & 1, prevPhase = ((it - 1) / C::kStages) & 1;
+      const int s = stageOf(it), prev = stageOf(it - 1);
+      const uint32_t phase = phaseOf(it), prevPhase = phaseOf(it - 1);
       float sacc[BN / 2];
       uint32_t next[BN / 16][4];
       float factor[2];
@@ -407,7 +490,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       Descriptors d = descriptors(s), dPrev = descriptors(prev);
       // Read before the GEMMs are issued: anything computed while they
       // are in flight makes ptxas serialize them (C7513).
-      const uint32_t hidden = hiddenKeys(it);
+      const uint32_t hidden = hiddenKeys(maskBytes);
+      loadMask(it + 1, maskBytes);
       fenceRegisters(o);
       fenceRegisters(pa);
       myTurn();
@@ -433,8 +517,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int r = 0; r < 4; ++r)
           pa[kk][r] = next[kk][r];
     }
-    const int last = (nBlocks - 1) % C::kStages;
-    mbarrierWait(&fullV[last], ((nBlocks - 1) / C::kStages) & 1);
+    const int last = stageOf(nBlocks - 1);
+    mbarrierWait(&fullV[last], phaseOf(nBlocks - 1));
     Descriptors d = descriptors(last);
     fenceRegisters(o);
     fenceRegisters(pa);
@@ -446,12 +530,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     fenceRegisters(o);
     mbarrierArrive(&emptyV[last]);
   }
-  if constexpr (PingPong) {
-    // Consumer 1's last hand-over has no turn after it: take it, so no
-    // arrival is left pending on barrier 1.
-    if (cw == 0)
-      namedBarrierSync(1, 256);
-  }
+  // Every GEMM that reads Q is done: the producer may load the next tile's.
+  mbarrierArrive(emptyQ);
+  g0 += nBlocks;
 
   // O / l, and the logsumexp.
   using T = typename Elem<F16>::T;
@@ -471,6 +552,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         p.lse[static_cast<size_t>(bh) * p.sq + row] =
             l > 0.0f ? (rowMax[i] * sl2 + log2f(l)) * 0.69314718055994531f : kNegInf;
     }
+  }
+  } // tiles
+  if constexpr (PingPong) {
+    // Consumer 1's last hand-over has no turn after it: take it, so no
+    // arrival is left pending on barrier 1.
+    if (cw == 0)
+      namedBarrierSync(1, 256);
   }
 }
 
@@ -532,6 +620,9 @@ KernelParams kernelParams(const Problem &pr, int mBlocks) {
   kp.hkv = pr.kvHeads;
   kp.groups = pr.heads / pr.kvHeads;
   kp.mBlocks = mBlocks;
+  kp.bhCount = pr.batch * pr.heads;
+  kp.headGroup = 1;
+  kp.tileCounter = nullptr;
   kp.scaleLog2 = pr.scale * 1.4426950408889634f;
   kp.causal = pr.causal;
   kp.offset = pr.skv - pr.sq;
@@ -562,6 +653,142 @@ int makeMap(CUtensorMap *map, const void *base, bool f16, int d, int rows, int h
   return 0;
 }
 
+int smCount();
+
+/// An integer from the environment, or `fallback` when it is unset or not
+/// a number.
+int envInt(const char *name, int fallback) {
+  const char *e = std::getenv(name);
+  if (!e || !*e)
+    return fallback;
+  char *end = nullptr;
+  long v = std::strtol(e, &end, 10);
+  return *end ? fallback : static_cast<int>(std::max(-1L, std::min(v, 1L << 30)));
+}
+
+/// The tiled kernel's grid: how many CTAs and how many heads a section of
+/// tiles holds (tileAt).
+struct TiledGrid {
+  long long ctas;
+  int headGroup;
+  bool dynamic; // tiles past the first wave from an atomic counter
+};
+
+/// The L2 bytes the K and V of a section of heads may take: about half the
+/// H200's and H100's 50 MB, so Q, O and the other section's tail fit too.
+constexpr long long kL2SectionBytes = 24ll << 20;
+
+/// The runtime's grid for a problem (Problem::persistent's values), from
+/// bench/results/2026-12-04-h200-attention-persistent, where each grid ran
+/// the same tensors:
+///  * causal: the dynamic persistent grid (tiles of different lengths; the
+///    next tile's loads overlap this one's end). It was the fastest or
+///    within 3% on every causal shape, 1.02-1.27x one CTA a tile.
+///  * not causal, at most 1024 keys: the static persistent grid. Short tiles
+///    gain most from the overlap: 1.04-1.20x one CTA a tile.
+///  * not causal, more keys: one CTA a tile, one head's row blocks after
+///    another (headGroup 1; they share K and V in L2); the persistent grids
+///    were 1-3% slower there.
+int defaultPersistence(const Problem &pr) {
+  if (pr.causal)
+    return 2;
+  return pr.skv <= 1024 ? 1 : 0;
+}
+
+TiledGrid tiledGrid(const Problem &pr, int mBlocks, int blockN) {
+  TiledGrid tg;
+  const long long bhCount = static_cast<long long>(pr.batch) * pr.heads;
+  // Heads a section: as many as keep their K and V (shared by a GQA group
+  // of query heads) within kL2SectionBytes, so each K/V block comes from HBM
+  // about once however the row blocks of a head are spread in time.
+  const long long keys = (static_cast<long long>(pr.skv) + blockN - 1) / blockN * blockN;
+  const long long kvBytes = 2 * keys * pr.headDim * 2; // K and V of one KV head
+  const long long groups = pr.heads / pr.kvHeads;
+  long long heads = std::max(1ll, kL2SectionBytes * groups / std::max(1ll, kvBytes));
+  if (pr.headGroup > 0)
+    heads = pr.headGroup;
+  else if (int forced = envInt("FUSEC_ATTENTION_HEAD_GROUP", 0); forced > 0)
+    heads = forced;
+  // Persistent (one CTA an SM, each running several tiles: the next tile's
+  // K, V and Q load while this one finishes) or one CTA a tile.
+  const long long tiles = bhCount * mBlocks;
+  int persistent = pr.persistent >= 0 ? pr.persistent : envInt("FUSEC_ATTENTION_PERSISTENT", -1);
+  if (persistent < 0 || persistent > 2) {
+    persistent = defaultPersistence(pr);
+    if (persistent == 0 && pr.headGroup <= 0 && envInt("FUSEC_ATTENTION_HEAD_GROUP", 0) <= 0)
+      heads = 1;
+  }
+  tg.headGroup = static_cast<int>(std::min(heads, bhCount));
+  long long ctas = persistent > 0 ? std::min<long long>(tiles, smCount()) : tiles;
+  if (pr.ctas > 0)
+    ctas = std::min<long long>(tiles, pr.ctas);
+  tg.ctas = std::max(1ll, ctas);
+  tg.dynamic = persistent == 2 && tg.ctas < tiles;
+  return tg;
+}
+
+/// The dynamic scheduler's counters for a launch on `stream`, zero (each
+/// launch leaves them zero), or null when none can be had (the launch then
+/// runs the static schedule). Launches on a stream run in order, so they
+/// share a pair; a launch being captured into a CUDA graph gets a pair of
+/// its own, because the graph may be replayed on any stream beside other
+/// graphs and launches. Never freed: a graph keeps the pointer.
+std::mutex counterMutex;
+std::map<std::pair<int, cudaStream_t>, int *> streamCounters;
+struct CounterPool {
+  int *base = nullptr;
+  int used = 0, size = 0;
+};
+std::map<int, CounterPool> capturedCounters;
+
+int *tileCounters(cudaStream_t stream) {
+  int device = 0;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaStreamIsCapturing(stream, &capture) != cudaSuccess)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(counterMutex);
+  if (capture == cudaStreamCaptureStatusNone) {
+    int *&c = streamCounters[{device, stream}];
+    if (!c) {
+      if (cudaMalloc(&c, 2 * sizeof(int)) != cudaSuccess) {
+        c = nullptr;
+        (void)cudaGetLastError();
+        return nullptr;
+      }
+      if (cudaMemsetAsync(c, 0, 2 * sizeof(int), stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return nullptr; // kept: a later launch retries the memset
+      }
+    }
+    return c;
+  }
+  CounterPool &pool = capturedCounters[device];
+  if (pool.used == pool.size) {
+    // cudaMalloc and a memset on a stream of our own are allowed while
+    // another stream is captured in relaxed mode.
+    constexpr int kPairs = 4096;
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess)
+      return nullptr;
+    int *base = nullptr;
+    cudaStream_t own = nullptr;
+    bool ok = cudaMalloc(&base, kPairs * 2 * sizeof(int)) == cudaSuccess &&
+              cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking) == cudaSuccess &&
+              cudaMemsetAsync(base, 0, kPairs * 2 * sizeof(int), own) == cudaSuccess &&
+              cudaStreamSynchronize(own) == cudaSuccess;
+    if (own)
+      cudaStreamDestroy(own);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (!ok) {
+      (void)cudaGetLastError();
+      return nullptr; // (base, if allocated, is kept: freeing could disturb the capture)
+    }
+    pool = {base, 0, kPairs};
+  }
+  return pool.base + 2 * pool.used++;
+}
+
 template <int D, bool F16, bool CondRescale, int PolyEvery, bool PingPong, bool Pipelined>
 int launch(const Problem &pr, cudaStream_t stream) {
   using C = Config<D>;
@@ -580,7 +807,11 @@ int launch(const Problem &pr, cudaStream_t stream) {
       makeMap(&tmV, pr.v, F16, D, pr.skv, pr.batch * pr.kvHeads, C::kBlockN, "V"))
     return 1;
   KernelParams kp = kernelParams(pr, (pr.sq + kBlockM - 1) / kBlockM);
-  dim3 grid(kp.mBlocks, pr.batch * pr.heads);
+  const TiledGrid tg = tiledGrid(pr, kp.mBlocks, C::kBlockN);
+  kp.headGroup = tg.headGroup;
+  if (tg.dynamic)
+    kp.tileCounter = tileCounters(stream);
+  dim3 grid(tg.ctas);
   cudaError_t launchError = cudaLaunchKernelEx(
       launchConfig(grid, kThreads, C::kSmemBytes, stream).get(), kernel, tmQ, tmK, tmV, kp);
   cudaError_t e = launchError != cudaSuccess ? launchError : cudaGetLastError();
@@ -621,6 +852,13 @@ int validate(const Problem &pr) {
                 std::to_string(pr.heads) + ")");
   if (static_cast<long long>(pr.batch) * pr.heads > 65535)
     return fail("batch x heads must be at most 65535");
+  if (static_cast<long long>(pr.batch) * pr.heads * ((pr.sq + kBlockM - 1) / kBlockM) >
+      (1ll << 31) - 1)
+    return fail("batch x heads x row blocks of 128 must be below 2^31");
+  if (pr.ctas < 0)
+    return fail("ctas must be 0 (the rule) or positive");
+  if (pr.persistent < -1 || pr.persistent > 2)
+    return fail("persistent must be -1 (the rule), 0, 1 or 2");
   for (const void *ptr : {pr.q, pr.k, pr.v, static_cast<const void *>(pr.o)})
     if (!ptr || reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
       return fail("Q, K, V and O must be non-null and 16-byte aligned");

@@ -37,6 +37,10 @@ struct Case {
   int keyMask = 0;
   /// Launch inside a CUDA graph capture on a fresh stream, then replay.
   bool capture = false;
+  /// The tiled kernel's grid (Problem::ctas, ::headGroup, ::persistent):
+  /// with a few CTAs each runs many tiles of different lengths through one
+  /// K/V ring and one Q buffer.
+  int ctas = 0, headGroup = 0, persistent = -1;
 };
 
 uint64_t rngState = 0x9E3779B97F4A7C15ull;
@@ -115,6 +119,9 @@ bool run(const Case &c) {
   float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
   Problem p{dq, dk, dv, dout, dlse, c.batch, c.heads, c.kvHeads, c.sq, c.skv, c.d,
             scale, c.causal, c.dtype, c.flags, dmask};
+  p.ctas = c.ctas;
+  p.headGroup = c.headGroup;
+  p.persistent = c.persistent;
   if (c.capture) {
     cudaStream_t stream;
     cudaGraph_t graph;
@@ -128,7 +135,13 @@ bool run(const Case &c) {
       return false;
     }
     CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-    CHECK_CUDA(cudaGraphLaunch(exec, stream));
+    // Replayed three times, O reset to NaN before each: a replay that
+    // found a scheduler's counters or a split workspace left dirty by the
+    // one before would leave rows unwritten.
+    for (int replay = 0; replay < 3; ++replay) {
+      CHECK_CUDA(cudaMemsetAsync(dout, 0xFF, nq * 2, stream));
+      CHECK_CUDA(cudaGraphLaunch(exec, stream));
+    }
     CHECK_CUDA(cudaStreamSynchronize(stream));
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
@@ -199,12 +212,12 @@ bool run(const Case &c) {
       }
     }
   bool ok = maxErr <= tol && maxLseErr <= 1e-3;
-  std::printf("%s B=%d H=%d/%d Sq=%d Skv=%d D=%d %s%s%s %s flags=%d: max |O - ref| %.2e (tol "
-              "%.1e), max |lse - ref| %.2e\n",
+  std::printf("%s B=%d H=%d/%d Sq=%d Skv=%d D=%d %s%s%s %s flags=%d ctas=%d heads/section=%d "
+              "persistent=%d: max |O - ref| %.2e (tol %.1e), max |lse - ref| %.2e\n",
               ok ? "PASS" : "FAIL", c.batch, c.heads, c.kvHeads, c.sq, c.skv, c.d,
               c.causal ? "causal" : "full", c.keyMask ? "+keymask" : "",
-              c.capture ? " captured" : "", c.dtype ? "f16" : "bf16",
-              c.flags, maxErr, tol, maxLseErr);
+              c.capture ? " captured" : "", c.dtype ? "f16" : "bf16", c.flags, c.ctas,
+              c.headGroup, c.persistent, maxErr, tol, maxLseErr);
   return ok;
 }
 
@@ -247,7 +260,13 @@ int main(int argc, char **argv) {
              // The split-KV kernel: GQA packed, several chunks combined.
              {2, 8, 2, 3, 1500, 128, true, kBf16, kPingPong | kPipeline, 1},
              {1, 4, 4, 16, 700, 64, false, kF16, kPingPong | kPipeline},
-             {1, 4, 1, 2, 900, 256, true, kF16, kPingPong | kPipeline, 0, true}};
+             {1, 4, 1, 2, 900, 256, true, kF16, kPingPong | kPipeline, 0, true},
+             // Two CTAs run 3 x 3 x 3 tiles of 1-3 key blocks, sections
+             // of two heads (the last one head).
+             {3, 3, 1, 300, 300, 64, true, kBf16, kPingPong | kPipeline, 1, false, 2, 2},
+             {3, 3, 1, 300, 300, 128, true, kF16, 0, 2, false, 2, 2},
+             {2, 3, 3, 300, 300, 64, false, kBf16, kAllFlags, 0, true, 2, 1, 1},
+             {2, 3, 3, 300, 300, 256, true, kBf16, kPingPong | kPipeline, 1, true, 3, 2, 2}};
   } else {
     for (int d : {64, 128, 256})
       for (bool causal : {false, true})
@@ -297,6 +316,24 @@ int main(int argc, char **argv) {
       cases.push_back({2, 4, 2, 300, 300, d, true, kF16, pdl, 1});
       cases.push_back({2, 4, 1, 4, 60, d, true, kF16, pdl, 2});
       cases.push_back({2, 4, 4, 16, 1000, d, true, kBf16, pdl, 1});
+      // A persistent grid of a few CTAs, each running many tiles of
+      // different lengths (causal, rows that see nothing, sections of heads
+      // that do not divide the heads), against one CTA a tile.
+      for (int flags : {0, int(kPingPong), int(kPingPong | kPipeline), int(kAllFlags)}) {
+        cases.push_back({2, 5, 5, 700, 700, d, true, kBf16, flags, 2, false, 3, 3});
+        cases.push_back({3, 4, 2, 300, 200, d, true, kF16, flags, 1, false, 5, 1});
+        cases.push_back({1, 7, 7, 257, 513, d, false, kBf16, flags, 0, false, 4, 0});
+      }
+      // Each grid explicitly: one CTA a tile, static and dynamic persistent
+      // (the dynamic scheduler's counters are reset by each launch's last
+      // CTA: every case after the first reuses them).
+      for (int persistent : {0, 1, 2}) {
+        cases.push_back({2, 5, 5, 700, 700, d, true, kBf16, kPingPong | kPipeline, 2, false, 7, 0,
+                         persistent});
+        cases.push_back({1, 3, 1, 1000, 900, d, false, kF16, kPingPong | kPipeline, 0, false, 2, 2,
+                         persistent});
+      }
+      cases.push_back({2, 6, 3, 600, 600, d, true, kF16, kPingPong | kPipeline, 0, true, 3, 4});
       for (int flags : {0, int(kPingPong | kPipeline), int(kAllFlags)}) {
         cases.push_back({2, 4, 2, 300, 300, d, true, kF16, flags, 1});
         cases.push_back({3, 2, 1, 129, 257, d, false, kBf16, flags, 1});
@@ -320,6 +357,12 @@ int main(int argc, char **argv) {
   bad.q = dummy;
   bad.flags = 64;
   failed += !refuses(bad, "flags 64");
-  std::printf("%s: %d of %zu cases failed\n", failed ? "FAIL" : "PASS", failed, cases.size() + 4);
+  bad.flags = 0;
+  bad.ctas = -2;
+  failed += !refuses(bad, "ctas must be");
+  bad.ctas = 0;
+  bad.persistent = 3;
+  failed += !refuses(bad, "persistent must be");
+  std::printf("%s: %d of %zu cases failed\n", failed ? "FAIL" : "PASS", failed, cases.size() + 6);
   return failed ? 1 : 0;
 }

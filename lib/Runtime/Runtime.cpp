@@ -861,7 +861,7 @@ absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
   attention::Problem pr{ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.o),
                         static_cast<float *>(ptr(a.lse)), a.batch, a.heads, a.kvHeads,
                         a.sq, a.skv, a.headDim, a.scale, a.causal, a.dtype,
-                        (a.flags < 0 ? (attention::kPingPong | attention::kPipeline) : a.flags) |
+                        (a.flags < 0 ? attention::defaultFlags(a.headDim) : a.flags) |
                             (a.programmatic ? attention::kProgrammatic : 0),
                         ptr(a.keyMask)};
   if (attention::forward(pr, static_cast<cudaStream_t>(stream.handle())) != 0)
@@ -871,8 +871,9 @@ absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
   const AttentionLibrary &lib = attentionLibrary();
   if (!lib.status.ok())
     return lib.status;
-  // kPingPong | kPipeline, and kProgrammatic (runtime_kernels/attention.h).
-  int flags = (a.flags < 0 ? 4 | 8 : a.flags) | (a.programmatic ? 32 : 0);
+  // attention::defaultFlags (kPingPong | kPipeline, none at head dim 256),
+  // and kProgrammatic (runtime_kernels/attention.h).
+  int flags = (a.flags < 0 ? (a.headDim == 256 ? 0 : 4 | 8) : a.flags) | (a.programmatic ? 32 : 0);
   auto ptr = [](uint64_t p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); };
   int rc;
   if (a.keyMask) {

@@ -222,8 +222,9 @@ struct AttentionArgs {
   bool causal = false;
   int dtype = kBf16;
   /// Sets of the kernel's measured options (runtime_kernels/attention.h);
-  /// -1: the default (ping-pong and pipelining, the fastest set measured
-  /// on the H200, bench/results/2026-11-30-h200-attention).
+  /// -1: attention::defaultFlags (ping-pong and pipelining at head dims 64
+  /// and 128, neither at 256: the fastest sets measured on the H200,
+  /// bench/results/2026-12-04-h200-attention-persistent).
   int flags = -1;
   /// Launched with programmatic dependent launch allowed: the kernel may
   /// start while the kernel before it in the stream drains (it waits for
