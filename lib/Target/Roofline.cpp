@@ -230,6 +230,54 @@ double matmulEpilogueInstructions(Block &body) {
   return n;
 }
 
+/// The attention intrinsic's tiled kernel (runtime_kernels/attention_sm90.cu)
+/// as its grid runs it, in seconds, or 0 where the target has no figures
+/// for it or the problem goes to its decode and split-KV kernels (at most
+/// 16 query rows: memory-bound, the roofline's). A tile is 128 query rows
+/// of a head; it visits key blocks of 128 (64 at head dim 256), fewer when
+/// causal. A block costs its two GEMMs at attention_tensor_efficiency of
+/// the tensor rate plus the softmax of its scores at
+/// attention_softmax_scores_per_clock_per_sm (the part the GEMMs do not
+/// hide); the blocks spread evenly over the CTAs (one an SM, or one a tile
+/// when there are fewer), and each wave of tiles adds attention_tile_us
+/// (Q's load, the first K block's, the epilogue). Fitted on the H200 to
+/// 18 shapes (bench/results/2026-12-04-h200-attention-persistent): every
+/// one within 0.85-1.11 of its measured time.
+double attentionTiledSeconds(AttentionOp op, const Target &t) {
+  const double eff = t.value("attention_tensor_efficiency");
+  const double scores = t.value("attention_softmax_scores_per_clock_per_sm");
+  const double tileUs = t.value("attention_tile_us");
+  const double sms = t.value("sm_count"), clock = t.value("clock_ghz") * 1e9;
+  if (eff <= 0 || scores <= 0 || tileUs <= 0 || sms <= 0 || clock <= 0)
+    return 0;
+  auto q = dyn_cast<RankedTensorType>(op.getQuery().getType());
+  auto k = dyn_cast<RankedTensorType>(op.getKey().getType());
+  if (!q || !k || q.getRank() != 4 || k.getRank() != 4 || !q.hasStaticShape() ||
+      !k.hasStaticShape())
+    return 0;
+  const int64_t b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2),
+                d = q.getDimSize(3), skv = k.getDimSize(2);
+  constexpr int64_t kBlockM = 128, kSplitMaxRows = 16, kMaxRowBlocks = int64_t(1) << 20;
+  const int64_t mBlocks = (sq + kBlockM - 1) / kBlockM;
+  if (sq <= kSplitMaxRows || (d != 64 && d != 128 && d != 256) || mBlocks > kMaxRowBlocks)
+    return 0;
+  const int64_t bn = d <= 128 ? 128 : 64;
+  // Key blocks one head's row blocks visit (the kernel's tileAt).
+  double blocks = 0;
+  for (int64_t m = 0; m < mBlocks; ++m) {
+    int64_t end = skv;
+    if (op.getCausal())
+      end = std::min(end, (m + 1) * kBlockM + (skv - sq));
+    blocks += end > 0 ? double((end + bn - 1) / bn) : 0.0;
+  }
+  const double heads = double(b) * double(h);
+  const double tiles = heads * double(mBlocks);
+  const double perSm =
+      t.tensorFlopsPerSecond(dtypeOf(q).value_or(DType::BF16)) / sms * eff;
+  const double block = 4.0 * kBlockM * bn * d / perSm + double(kBlockM * bn) / (scores * clock);
+  return heads * blocks * block / std::min(tiles, sms) + std::ceil(tiles / sms) * tileUs * 1e-6;
+}
+
 KernelAnalysis analyzeOp(Operation *op, const Target &target) {
   KernelAnalysis k;
   double gemmLatency = 0;
@@ -301,6 +349,10 @@ KernelAnalysis analyzeOp(Operation *op, const Target &target) {
       k.cost = costed.getCost();
       addWork(k, op, k.cost, target);
     }
+    // The attention intrinsic: its tiled kernel's model where the target
+    // has one (its tensor time, as the GEMM strategies' is theirs).
+    if (auto attention = dyn_cast<AttentionOp>(op))
+      k.tensorSeconds = std::max(k.tensorSeconds, attentionTiledSeconds(attention, target));
   }
   finish(k, target);
   // A GEMM kernel's pipeline fill and drain (the first TMA loads, the last

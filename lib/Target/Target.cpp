@@ -50,6 +50,12 @@ const std::map<std::string, std::string> &Target::knownFigures() {
        "a tensor-core GEMM kernel's pipeline fill and drain beyond its roof, microseconds"},
       {"gemm_latency_swapped_us",
        "the same for the swapped decode tile (fewer than 64 rows), microseconds"},
+      {"attention_tensor_efficiency",
+       "the fraction of the tensor rate the attention intrinsic's QK and PV GEMMs reach"},
+      {"attention_softmax_scores_per_clock_per_sm",
+       "the attention intrinsic's softmax rate beside its GEMMs, scores per clock per SM"},
+      {"attention_tile_us",
+       "the attention intrinsic's cost a wave of tiles beyond their key blocks, microseconds"},
   };
   return known;
 }

@@ -301,6 +301,55 @@ TEST_F(RooflineTest, AttentionIsSfuLimitedOnB200AndTensorBoundOnH200) {
   EXPECT_LT(h.sfuSeconds, 0.6 * h.tensorSeconds);
 }
 
+TEST_F(RooflineTest, AttentionIntrinsicFollowsItsTiledKernelsGrid) {
+  // GPT-2's attention (4 x 12 heads, 1024 tokens, head dim 64): measured
+  // on the H200 at 42.5 us (31.4 causal) in
+  // bench/results/2026-12-04-h200-attention-persistent; the tensor roof
+  // alone said 13 us (6.5).
+  auto text = [](const char *shape, bool causal) {
+    std::string s = R"mlir(
+    func.func @f(%q: tensor<SHAPE>) -> tensor<SHAPE> {
+      %0 = fusec.attention %q, %q, %q {scale = 0.125 : f64 CAUSAL} : (tensor<SHAPE>, tensor<SHAPE>, tensor<SHAPE>) -> tensor<SHAPE>
+      return %0 : tensor<SHAPE>
+    })mlir";
+    for (size_t at; (at = s.find("SHAPE")) != std::string::npos;)
+      s.replace(at, 5, shape);
+    s.replace(s.find(" CAUSAL"), 7, causal ? ", causal" : "");
+    return s;
+  };
+  for (const char *name : {"h200", "h200-measured"}) {
+    auto target = Target::load(name);
+    if (!target.ok())
+      continue;
+    ASSERT_GT(target->value("attention_tile_us"), 0.0) << name;
+    KernelAnalysis full = analyze(text("4x12x1024x64xbf16", false).c_str(), name).kernels[0];
+    KernelAnalysis causal = analyze(text("4x12x1024x64xbf16", true).c_str(), name).kernels[0];
+    EXPECT_EQ(full.bound, Roof::Tensor) << name;
+    // Within the fit's band of the measured times (0.85-1.11 of them).
+    EXPECT_GT(full.tensorSeconds, 0.85 * 42.5e-6) << name;
+    EXPECT_LT(full.tensorSeconds, 1.11 * 42.5e-6) << name;
+    EXPECT_GT(causal.tensorSeconds, 0.85 * 31.4e-6) << name;
+    EXPECT_LT(causal.tensorSeconds, 1.11 * 31.4e-6) << name;
+    // Causal tiles visit their key blocks up to the diagonal: 36 of 64 a
+    // head, plus the same waves of tiles.
+    EXPECT_LT(causal.tensorSeconds, full.tensorSeconds);
+    EXPECT_GT(causal.tensorSeconds, 36.0 / 64 * full.tensorSeconds);
+    // Decode (at most 16 query rows) runs the split-KV kernel, which the
+    // model leaves to the roofline: memory-bound.
+    KernelAnalysis decode = analyze(R"mlir(
+    func.func @f(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x32x4096x128xbf16>) -> tensor<8x32x1x128xbf16> {
+      %0 = fusec.attention %q, %k, %k {scale = 0.088 : f64} : (tensor<8x32x1x128xbf16>, tensor<8x32x4096x128xbf16>, tensor<8x32x4096x128xbf16>) -> tensor<8x32x1x128xbf16>
+      return %0 : tensor<8x32x1x128xbf16>
+    })mlir", name).kernels[0];
+    EXPECT_EQ(decode.bound, Roof::Hbm) << name;
+  }
+  // A target without the figures keeps the tensor roof alone.
+  KernelAnalysis b = analyze(text("4x12x1024x64xbf16", false).c_str(), "b200").kernels[0];
+  EXPECT_DOUBLE_EQ(b.tensorSeconds,
+                   4.0 * 4 * 12 * 1024 * 1024 * 64 /
+                       Target::load("b200")->tensorFlopsPerSecond(DType::BF16));
+}
+
 TEST_F(RooflineTest, MatmulTensorBoundLayerNormHbmBound) {
   GraphAnalysis g = analyze(R"mlir(
     func.func @f(%a: tensor<8192x8192xbf16>, %x: tensor<16384x8192xbf16>, %g: tensor<8192xbf16>) -> (tensor<8192x8192xbf16>, tensor<16384x8192xbf16>) {
