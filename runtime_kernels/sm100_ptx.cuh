@@ -34,7 +34,7 @@ __device__ __forceinline__ void tmemDealloc(uint32_t taddr, uint32_t columns) {
 
 /// TMEM addresses: lane in the high 16 bits, column in the low 16.
 __device__ __forceinline__ uint32_t tmemAddress(uint32_t base, uint32_t lane, uint32_t column) {
-  return base + (lane << 16) + column;
+  return encoding::tmemAddress(base, lane, column);
 }
 
 //===-- fences ------------------------------------------------------------===//
@@ -57,27 +57,16 @@ __device__ __forceinline__ void tmemWaitStore() {
 /// A shared-memory matrix descriptor for tcgen05 in the 128-byte swizzle:
 /// the Hopper fields (start, LBO, SBO, as in matrixDescriptor), the
 /// descriptor version 1 at bit 46, and the layout SWIZZLE_128B (2) in bits
-/// 61-63.
+/// 61-63 (fusec/Support/TensorCoreEncoding.h, tested on the CPU).
 __device__ __forceinline__ uint64_t ummaDescriptor(const void *p, uint32_t lbo, uint32_t sbo) {
-  uint64_t d = 0;
-  d |= static_cast<uint64_t>((smemAddress(p) & 0x3FFFF) >> 4);
-  d |= static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16;
-  d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32;
-  d |= static_cast<uint64_t>(1) << 46;
-  d |= static_cast<uint64_t>(2) << 61;
-  return d;
+  return encoding::tcgen05Descriptor(smemAddress(p), lbo, sbo);
 }
 
 /// The instruction descriptor of kind::f16 with an f32 accumulator: A and B
 /// bf16 (or f16), A K-major, B K-major or MN-major, M x N.
 __host__ __device__ constexpr uint32_t ummaInstrDescriptor(bool f16, bool bMnMajor, int m,
                                                            int n) {
-  return (1u << 4)                                   // D: f32
-         | ((f16 ? 0u : 1u) << 7)                    // A: f16 0, bf16 1
-         | ((f16 ? 0u : 1u) << 10)                   // B
-         | ((bMnMajor ? 1u : 0u) << 16)              // B major
-         | (static_cast<uint32_t>(n >> 3) << 17)     // N / 8
-         | (static_cast<uint32_t>(m >> 4) << 24);    // M / 16
+  return encoding::tcgen05F16InstrDescriptor(!f16, /*transposeA=*/false, bMnMajor, m, n);
 }
 
 /// D[tmem] (+)= A[smem] * B[smem]; issued by one thread.

@@ -11,6 +11,8 @@
 #ifndef FUSEC_RUNTIME_KERNELS_SM90_PTX_CUH
 #define FUSEC_RUNTIME_KERNELS_SM90_PTX_CUH
 
+#include "fusec/Support/TensorCoreEncoding.h"
+
 #include <cstdint>
 #include <cuda.h>
 
@@ -82,13 +84,9 @@ __device__ __forceinline__ void tmaLoad3d(void *dst, const CUtensorMap *map, uin
 /// atoms of 1024 bytes). K-major operands: `sbo` steps between 8-row atoms,
 /// `lbo` is unused. MN-major (transposed) operands: `lbo` steps between
 /// 64-element column blocks, `sbo` between 8-row atoms.
+/// The bit layout is fusec/Support/TensorCoreEncoding.h's (tested on the CPU).
 __device__ __forceinline__ uint64_t matrixDescriptor(const void *p, uint32_t lbo, uint32_t sbo) {
-  uint64_t d = 0;
-  d |= static_cast<uint64_t>((smemAddress(p) & 0x3FFFF) >> 4);
-  d |= static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16;
-  d |= static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32;
-  d |= static_cast<uint64_t>(1) << 62; // SWIZZLE_128B
-  return d;
+  return encoding::wgmmaDescriptor(smemAddress(p), lbo, sbo);
 }
 
 /// Orders register writes (accumulators, A fragments) before wgmma reads.

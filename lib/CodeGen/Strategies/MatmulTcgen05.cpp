@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatmulTma.h"
+#include "fusec/Support/TensorCoreEncoding.h"
 
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/Builders.h"
@@ -70,14 +71,11 @@ private:
 };
 
 int64_t MatmulTcgen05Emitter::instructionDescriptor() const {
-  // kind::f16: D f32 (bits 4-5 = 1), A and B f16 (0) or bf16 (1) in bits
-  // 7-9 and 10-12, transpose (MN-major) bits 15 (A) and 16 (B), N >> 3 in
-  // bits 17-22, M >> 4 in bits 24-28.
-  int64_t type = l.element.isBF16() ? 1 : 0;
-  int64_t transposeA = l.transposeLhs ? 1 : 0;
-  int64_t transposeB = l.transposeRhs ? 0 : 1; // [N, K] is K-major: not transposed
-  return (int64_t(1) << 4) | (type << 7) | (type << 10) | (transposeA << 15) |
-         (transposeB << 16) | ((t.n >> 3) << 17) | ((t.m >> 4) << 24);
+  // kind::f16 with an f32 D (fusec/Support/TensorCoreEncoding.h). B as
+  // [N, K] (transpose_rhs) is K-major: not transposed.
+  return encoding::tcgen05F16InstrDescriptor(l.element.isBF16(), l.transposeLhs,
+                                             !l.transposeRhs, static_cast<int>(t.m),
+                                             static_cast<int>(t.n));
 }
 
 void MatmulTcgen05Emitter::mmaLoop(Value smem, Value tmem) {

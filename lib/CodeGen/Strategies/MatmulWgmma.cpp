@@ -51,6 +51,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatmulTma.h"
+#include "fusec/Support/TensorCoreEncoding.h"
 
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/Builders.h"
@@ -140,10 +141,12 @@ absl::StatusOr<Value> TmaMatmulEmitter::matmul(MatmulOp op, Value, int) {
 }
 
 Value TmaMatmulEmitter::descriptor(Value addr, int64_t lbo, int64_t version) {
+  // The address bits at run time, the rest (offsets, version, the 128-byte
+  // swizzle) from fusec/Support/TensorCoreEncoding.h with a zero address.
   Value a = e.zext(e.i64, e.band(e.lshr(addr, i32(4)), i32(0x3FFF)));
-  int64_t fixed = (((lbo >> 4) & 0x3FFF) << 16) | (int64_t((1024 >> 4) & 0x3FFF) << 32) |
-                  (version << 46) | (int64_t(1) << 62);
-  return e.bor(a, e.i64c(fixed));
+  uint64_t fixed = version ? encoding::tcgen05Descriptor(0, static_cast<uint32_t>(lbo), 1024)
+                           : encoding::wgmmaDescriptor(0, static_cast<uint32_t>(lbo), 1024);
+  return e.bor(a, e.i64c(static_cast<int64_t>(fixed)));
 }
 
 void TmaMatmulEmitter::layoutTiles() {
