@@ -65,7 +65,13 @@ KernelShape analyzeKernel(KernelOp kernel) {
       contiguous &= d == dims[0] + static_cast<int64_t>(i);
       s.rowLength *= in.getDimSize(d);
     }
-    s.rows = s.rowLength ? in.getNumElements() / s.rowLength : 0;
+    // The results' elements (the kept dims' product): with a reduced dim of
+    // extent 0 there are still results (the reduction's identity), and a
+    // column plan divides by its tiles of them.
+    s.rows = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(dims, d))
+        s.rows *= in.getDimSize(d);
     if (!trailing && !contiguous) {
       s.kind = KernelShape::Kind::RowsApart;
       for (int64_t d = 0; d < rank; ++d)
@@ -813,7 +819,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     // f64 partials of 8 slices x 32 column groups, two parities, under 40 KiB.
     while (vector > 1 && 2 * reductions * 256 * vector * 8 > 40 * 1024)
       vector /= 2;
-    int64_t tiles = ceilDiv(ceilDiv(s.rows, vector), 32);
+    int64_t tiles = std::max<int64_t>(1, ceilDiv(ceilDiv(s.rows, vector), 32));
     // Few column tiles over many rows (a bias gradient: 16k rows, 4k
     // columns, 16 tiles for 132 SMs): the rows split into parts, each a
     // CTA, until about two CTAs an SM read (each thread has four rows'

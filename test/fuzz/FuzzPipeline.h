@@ -26,9 +26,16 @@
 
 namespace fusec::fuzz {
 
+/// How far an input got: not parsed or not verified, verified, or through
+/// the pipeline (and code generation).
+enum class Stage { rejected, verified, compiled };
+
 /// Parses `text`, and if it verifies, runs the pipeline and (when `ptx`)
-/// code generation on it. Returns whether it got through.
-inline bool compile(const std::string &text, bool ptx) {
+/// code generation on it. Returns whether it got through; `stage`, when
+/// given, says how far.
+inline bool compile(const std::string &text, bool ptx, Stage *stage = nullptr) {
+  if (stage)
+    *stage = Stage::rejected;
   mlir::DialectRegistry registry;
   registry.insert<fusec::FusecDialect, mlir::func::FuncDialect>();
   fusec::registerCodeGenDialects(registry);
@@ -41,6 +48,8 @@ inline bool compile(const std::string &text, bool ptx) {
       mlir::parseSourceString<mlir::ModuleOp>(text, mlir::ParserConfig(&context));
   if (!module || mlir::failed(mlir::verify(*module)))
     return false;
+  if (stage)
+    *stage = Stage::verified;
   mlir::PassManager pm(&context);
   fusec::FusecPipelineOptions options;
   fusec::buildFusecPipeline(pm, options);
@@ -49,7 +58,11 @@ inline bool compile(const std::string &text, bool ptx) {
     codegen.arch = "sm_90a";
     pm.addPass(fusec::createCodeGen(codegen));
   }
-  return mlir::succeeded(pm.run(*module));
+  if (mlir::failed(pm.run(*module)))
+    return false;
+  if (stage)
+    *stage = Stage::compiled;
+  return true;
 }
 
 } // namespace fusec::fuzz

@@ -1,0 +1,248 @@
+//===- MlirMutator.h - Structure-aware changes to fusec text ----*- C++ -*-===//
+//
+// fuzz_mlir's custom mutator. libFuzzer's byte mutations turn most of a
+// graph's text into parse errors; these change it the way a new graph would
+// differ, keeping it consistent so it still parses and verifies, and so
+// the passes and the code generator see it:
+//  - a dimension size, in every tensor type that has it (odd, size-1,
+//    power-of-two neighbours, large);
+//  - an element type, in every tensor type that has it;
+//  - a shape's rank, a leading 1 added to every tensor type of that shape;
+//  - an elementwise op's name, for another of its arity;
+//  - a splat constant's value (zeros, signs, extremes, denormals, f16's
+//    overflow).
+// Each returns false where the text has nothing it applies to.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSEC_TEST_FUZZ_MLIRMUTATOR_H
+#define FUSEC_TEST_FUZZ_MLIRMUTATOR_H
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace fusec::fuzz {
+
+/// A `tensor<...>` type in the text: where its body starts and ends (the
+/// characters between `tensor<` and the matching `>`).
+struct TensorType {
+  size_t begin, end;
+};
+
+inline std::vector<TensorType> tensorTypes(const std::string &text) {
+  std::vector<TensorType> out;
+  const std::string open = "tensor<";
+  for (size_t at = text.find(open); at != std::string::npos; at = text.find(open, at + 1)) {
+    size_t begin = at + open.size(), depth = 1, i = begin;
+    for (; i < text.size() && depth > 0; ++i) {
+      if (text[i] == '<')
+        ++depth;
+      else if (text[i] == '>')
+        --depth;
+      else if (text[i] == '\n')
+        break;
+    }
+    if (depth == 0)
+      out.push_back({begin, i - 1});
+  }
+  return out;
+}
+
+/// A tensor type's body split into its dims and its element type
+/// ("8x?x128xf32" -> {"8", "?", "128"}, "f32"). False where it is not of
+/// that form.
+inline bool splitType(const std::string &body, std::vector<std::string> &dims,
+                      std::string &element) {
+  dims.clear();
+  size_t start = 0;
+  for (;;) {
+    size_t x = body.find('x', start);
+    std::string part = body.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    bool isDim = !part.empty() && (part == "?" || part.find_first_not_of("0123456789") ==
+                                                      std::string::npos);
+    if (!isDim || x == std::string::npos) {
+      element = body.substr(start);
+      return !element.empty();
+    }
+    dims.push_back(part);
+    start = x + 1;
+  }
+}
+
+/// Rewrites every tensor type's body by `f` (which returns false to leave
+/// one as it is); whether any changed.
+template <typename F> bool rewriteTypes(std::string &text, F f) {
+  std::vector<TensorType> types = tensorTypes(text);
+  bool changed = false;
+  for (auto it = types.rbegin(); it != types.rend(); ++it) {
+    std::vector<std::string> dims;
+    std::string element;
+    std::string body = text.substr(it->begin, it->end - it->begin);
+    if (!splitType(body, dims, element) || !f(dims, element))
+      continue;
+    std::string fresh;
+    for (const std::string &d : dims)
+      fresh += d + "x";
+    fresh += element;
+    if (fresh != body) {
+      text.replace(it->begin, it->end - it->begin, fresh);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+template <typename T> const T &pick(const std::vector<T> &v, std::mt19937_64 &rng) {
+  return v[rng() % v.size()];
+}
+
+inline bool mutateDimension(std::string &text, std::mt19937_64 &rng) {
+  std::vector<std::string> seen;
+  rewriteTypes(text, [&](std::vector<std::string> &dims, std::string &) {
+    for (const std::string &d : dims)
+      if (d != "?")
+        seen.push_back(d);
+    return false;
+  });
+  if (seen.empty())
+    return false;
+  const std::string from = pick(seen, rng);
+  long long v = std::stoll(from.size() > 12 ? std::string("1") : from);
+  std::vector<long long> to = {0,   1,   2,   3,    5,    7,    8,     9,      15,  16, 17,
+                               31,  32,  33,  63,   64,   65,   127,   128,    129, 255,
+                               256, 257, 1023, 1024, 4096, 8192, 65535, 65536, v + 1,
+                               v > 0 ? v - 1 : 2, 2 * v + 1, v / 2};
+  const std::string with = std::to_string(pick(to, rng));
+  if (with == from)
+    return false;
+  return rewriteTypes(text, [&](std::vector<std::string> &dims, std::string &) {
+    bool any = false;
+    for (std::string &d : dims)
+      if (d == from) {
+        d = with;
+        any = true;
+      }
+    return any;
+  });
+}
+
+inline bool mutateElementType(std::string &text, std::mt19937_64 &rng) {
+  std::vector<std::string> seen;
+  rewriteTypes(text, [&](std::vector<std::string> &, std::string &e) {
+    seen.push_back(e);
+    return false;
+  });
+  if (seen.empty())
+    return false;
+  const std::string from = pick(seen, rng);
+  static const std::vector<std::string> types = {"f32", "f16",      "bf16",   "f64", "i1",
+                                                 "i8",  "i32",      "i64",    "f8E4M3FN",
+                                                 "f8E5M2"};
+  const std::string with = pick(types, rng);
+  if (with == from)
+    return false;
+  return rewriteTypes(text, [&](std::vector<std::string> &, std::string &e) {
+    if (e != from)
+      return false;
+    e = with;
+    return true;
+  });
+}
+
+inline bool mutateRank(std::string &text, std::mt19937_64 &rng) {
+  std::vector<std::vector<std::string>> shapes;
+  rewriteTypes(text, [&](std::vector<std::string> &dims, std::string &) {
+    shapes.push_back(dims);
+    return false;
+  });
+  if (shapes.empty())
+    return false;
+  const std::vector<std::string> shape = pick(shapes, rng);
+  return rewriteTypes(text, [&](std::vector<std::string> &dims, std::string &) {
+    if (dims != shape)
+      return false;
+    dims.insert(dims.begin(), "1");
+    return true;
+  });
+}
+
+inline bool mutateOpName(std::string &text, std::mt19937_64 &rng) {
+  static const std::vector<std::vector<std::string>> families = {
+      {"exp", "exp2", "log", "tanh", "sin", "cos", "erf", "sigmoid", "rsqrt", "sqrt", "neg",
+       "abs", "floor", "ceil", "sign", "gelu", "silu"},
+      {"add", "sub", "mul", "div", "max", "min", "pow"}};
+  struct Site {
+    size_t at, length;
+    const std::vector<std::string> *family;
+  };
+  std::vector<Site> sites;
+  for (const auto &family : families)
+    for (const std::string &name : family) {
+      const std::string token = "fusec." + name + " ";
+      for (size_t at = text.find(token); at != std::string::npos; at = text.find(token, at + 1))
+        sites.push_back({at + 6, name.size(), &family});
+    }
+  if (sites.empty())
+    return false;
+  const Site &s = pick(sites, rng);
+  const std::string with = pick(*s.family, rng);
+  if (text.compare(s.at, s.length, with) == 0)
+    return false;
+  text.replace(s.at, s.length, with);
+  return true;
+}
+
+inline bool mutateSplat(std::string &text, std::mt19937_64 &rng) {
+  std::vector<size_t> sites;
+  const std::string open = "dense<";
+  for (size_t at = text.find(open); at != std::string::npos; at = text.find(open, at + 1))
+    if (at + open.size() < text.size() && text[at + open.size()] != '[' &&
+        text[at + open.size()] != '"')
+      sites.push_back(at + open.size());
+  if (sites.empty())
+    return false;
+  size_t at = pick(sites, rng);
+  size_t end = text.find('>', at);
+  if (end == std::string::npos)
+    return false;
+  static const std::vector<std::string> values = {
+      "0.0",     "-0.0",    "1.0",      "-1.0",    "0.5",    "3.0e+38", "-3.0e+38",
+      "1.0e-40", "65504.0", "65520.0",  "1.0e-07", "2.0",    "-2.5",    "1.0e+10",
+      "0",       "1",       "-1",       "true",    "false"};
+  text.replace(at, end - at, pick(values, rng));
+  return true;
+}
+
+/// One of the changes above, drawn by `rng` (several tries before giving
+/// up); whether the text changed.
+inline bool mutateMlirText(std::string &text, std::mt19937_64 &rng) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    bool changed = false;
+    switch (rng() % 5) {
+    case 0:
+      changed = mutateDimension(text, rng);
+      break;
+    case 1:
+      changed = mutateElementType(text, rng);
+      break;
+    case 2:
+      changed = mutateRank(text, rng);
+      break;
+    case 3:
+      changed = mutateOpName(text, rng);
+      break;
+    default:
+      changed = mutateSplat(text, rng);
+      break;
+    }
+    if (changed)
+      return true;
+  }
+  return false;
+}
+
+} // namespace fusec::fuzz
+
+#endif // FUSEC_TEST_FUZZ_MLIRMUTATOR_H
