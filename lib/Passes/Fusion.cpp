@@ -842,17 +842,19 @@ int64_t Fuser::peakOf(bool fused) const {
   for (Value r : returnedValues)
     if (auto it = live.find(root(r)); it != live.end())
       it->second.second = end;
-  std::vector<int64_t> delta(nodes.size() + 3, 0);
+  // In 128 bits (tensors of a valid graph may each be near 2^62 bytes); the
+  // peak saturates at INT64_MAX.
+  std::vector<__int128> delta(nodes.size() + 3, 0);
   for (auto &[v, span] : live) {
     delta[span.first + 1] += tensorBytes(v.getType());
     delta[span.second + 2] -= tensorBytes(v.getType());
   }
-  int64_t best = 0, sum = 0;
-  for (int64_t d : delta) {
+  __int128 best = 0, sum = 0;
+  for (__int128 d : delta) {
     sum += d;
     best = std::max(best, sum);
   }
-  return best;
+  return static_cast<int64_t>(std::min<__int128>(best, INT64_MAX));
 }
 
 LogicalResult Fuser::materialize() {

@@ -351,10 +351,11 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
     }
   }
   for (Value v : candidates) {
-    bytesBefore += tensorBytes(v.getType());
-    bytesAfter += lowered.contains(v)
-                      ? tensorElements(v.getType()) * elementBytes(low)
-                      : tensorBytes(v.getType());
+    // Saturating, as the costs are (tensors near 2^62 bytes are valid).
+    bytesBefore = OpCost::saturatingAdd(bytesBefore, tensorBytes(v.getType()));
+    bytesAfter = OpCost::saturatingAdd(
+        bytesAfter, lowered.contains(v) ? tensorElements(v.getType()) * elementBytes(low)
+                                        : tensorBytes(v.getType()));
   }
   SmallVector<double> finalBounds = bounds();
   materialize();

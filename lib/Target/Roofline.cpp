@@ -70,7 +70,7 @@ std::string locationOf(Operation *op) {
 void addWork(KernelAnalysis &k, Operation *op, const OpCost &cost,
              const Target &t) {
   if (isa<MatmulOp, AttentionOp>(op)) {
-    k.tensorFlops += cost.flops;
+    k.tensorFlops = OpCost::saturatingAdd(k.tensorFlops, cost.flops);
     k.tensorSeconds +=
         cost.flops / t.tensorFlopsPerSecond(dtypeOf(op->getOperand(0).getType()).value_or(DType::F32));
   } else {
@@ -136,25 +136,28 @@ struct Liveness {
     for (Value a : args)
       touch(a, n, false);
     // Sweep: +bytes where an interval starts, -bytes after it ends.
-    std::vector<int64_t> delta(n + 3, 0);
+    // In 128 bits: a valid graph's tensors may each be near 2^62 bytes
+    // (fuzz_mlir found sums that wrapped); the peak saturates at INT64_MAX.
+    std::vector<__int128> delta(n + 3, 0);
     for (auto &kv : live) {
       delta[kv.second.start + 1] += kv.second.bytes;
       delta[kv.second.end + 2] -= kv.second.bytes;
     }
-    int64_t best = 0, sum = 0;
+    __int128 best = 0, sum = 0;
     for (int t = 0; t <= n + 1; ++t) {
       sum += delta[t];
       best = std::max(best, sum);
     }
-    return best;
+    return static_cast<int64_t>(std::min<__int128>(best, INT64_MAX));
   }
 };
 
 void addTotals(GraphTotals &t, const KernelAnalysis &k) {
   ++t.kernels;
-  t.flops += k.cost.flops;
-  t.bytes += k.cost.bytes();
-  t.sfuOps += k.cost.sfuOps;
+  // Saturating, as the costs are: a valid graph's figures may pass int64.
+  t.flops = OpCost::saturatingAdd(t.flops, k.cost.flops);
+  t.bytes = OpCost::saturatingAdd(t.bytes, k.cost.bytes());
+  t.sfuOps = OpCost::saturatingAdd(t.sfuOps, k.cost.sfuOps);
   t.predictedSeconds += k.predictedSeconds;
 }
 
@@ -499,9 +502,9 @@ GraphTotals sumTotals(const std::vector<GraphAnalysis> &graphs, bool unfused) {
   for (const GraphAnalysis &g : graphs) {
     const GraphTotals &t = unfused ? g.unfusedTotals : g.totals;
     all.kernels += t.kernels;
-    all.flops += t.flops;
-    all.bytes += t.bytes;
-    all.sfuOps += t.sfuOps;
+    all.flops = OpCost::saturatingAdd(all.flops, t.flops);
+    all.bytes = OpCost::saturatingAdd(all.bytes, t.bytes);
+    all.sfuOps = OpCost::saturatingAdd(all.sfuOps, t.sfuOps);
     all.predictedSeconds += t.predictedSeconds;
     all.peakBytes = std::max(all.peakBytes, t.peakBytes);
   }

@@ -10,7 +10,10 @@
 //  - a shape's rank, a leading 1 added to every tensor type of that shape;
 //  - an elementwise op's name, for another of its arity;
 //  - a splat constant's value (zeros, signs, extremes, denormals, f16's
-//    overflow).
+//    overflow);
+//  - the graph's structure: an elementwise op inserted after a value (its
+//    later uses read the new one), or a unary op removed (its uses read its
+//    operand).
 // Each returns false where the text has nothing it applies to.
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +21,7 @@
 #ifndef FUSEC_TEST_FUZZ_MLIRMUTATOR_H
 #define FUSEC_TEST_FUZZ_MLIRMUTATOR_H
 
+#include <cctype>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -215,12 +219,127 @@ inline bool mutateSplat(std::string &text, std::mt19937_64 &rng) {
   return true;
 }
 
+/// A definition `%name = ... : <type>` on one line of a function body:
+/// where the line is, the value's name and its type (the text after the
+/// last " : ", when that is one tensor type).
+struct Definition {
+  size_t lineBegin, lineEnd;
+  std::string name, type;
+};
+
+inline std::vector<Definition> definitions(const std::string &text) {
+  std::vector<Definition> out;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string line = text.substr(begin, end - begin);
+    size_t first = line.find_first_not_of(' ');
+    size_t eq = line.find(" = ");
+    size_t colon = line.rfind(" : ");
+    if (first != std::string::npos && line[first] == '%' && eq != std::string::npos &&
+        colon != std::string::npos && colon > eq) {
+      std::string name = line.substr(first, eq - first);
+      std::string type = line.substr(colon + 3);
+      while (!type.empty() && (type.back() == ' ' || type.back() == '\r'))
+        type.pop_back();
+      // One result (no ":2") and one tensor type (not a function type).
+      if (name.find(':') == std::string::npos && name.find(',') == std::string::npos &&
+          type.rfind("tensor<", 0) == 0 && type.find("->") == std::string::npos &&
+          type.find(", ") == std::string::npos)
+        out.push_back({begin, end, name, type});
+    }
+    begin = end + 1;
+  }
+  return out;
+}
+
+/// Replaces the uses of `from` with `to` in text[at, end of its function):
+/// whole names only (%1 is not %10).
+inline void replaceUses(std::string &text, size_t at, const std::string &from,
+                        const std::string &to) {
+  size_t stop = text.find("\n}", at);
+  if (stop == std::string::npos)
+    stop = text.size();
+  for (size_t p = text.find(from, at); p != std::string::npos && p < stop;
+       p = text.find(from, p)) {
+    size_t after = p + from.size();
+    bool whole = after >= text.size() ||
+                 !(std::isalnum(static_cast<unsigned char>(text[after])) || text[after] == '_');
+    if (!whole) {
+      p = after;
+      continue;
+    }
+    text.replace(p, from.size(), to);
+    stop = stop + to.size() - from.size();
+    p += to.size();
+  }
+}
+
+inline bool insertElementwise(std::string &text, std::mt19937_64 &rng) {
+  std::vector<Definition> defs = definitions(text);
+  if (defs.empty())
+    return false;
+  const Definition &d = pick(defs, rng);
+  static const std::vector<std::string> unary = {"exp", "tanh", "neg", "abs", "sigmoid",
+                                                 "sqrt", "log", "erf", "floor"};
+  static const std::vector<std::string> binary = {"add", "mul", "max", "sub", "div"};
+  // A name of its own (a value id that starts with a letter may go on with
+  // digits; one that starts with a digit may not).
+  const std::string fresh = "%mut" + std::to_string(rng() % 1000000);
+  if (text.find(fresh + " ") != std::string::npos)
+    return false;
+  std::string op;
+  if (rng() % 2)
+    op = "fusec." + pick(unary, rng) + " " + d.name;
+  else
+    op = "fusec." + pick(binary, rng) + " " + d.name + ", " + d.name;
+  std::string line = "\n  " + fresh + " = " + op + " : " + d.type;
+  replaceUses(text, d.lineEnd, d.name, fresh);
+  text.insert(d.lineEnd, line);
+  return true;
+}
+
+inline bool removeUnary(std::string &text, std::mt19937_64 &rng) {
+  std::vector<Definition> defs = definitions(text);
+  std::vector<std::pair<Definition, std::string>> removable;
+  for (const Definition &d : defs) {
+    std::string line = text.substr(d.lineBegin, d.lineEnd - d.lineBegin);
+    size_t op = line.find("= fusec.");
+    if (op == std::string::npos)
+      continue;
+    size_t space = line.find(' ', op + 8);
+    if (space == std::string::npos)
+      continue;
+    std::string rest = line.substr(space + 1);
+    // "%operand : type": one operand, nothing else (no attributes), the
+    // result of the operand's type.
+    size_t colon = rest.find(" : ");
+    if (colon == std::string::npos || rest[0] != '%')
+      continue;
+    std::string operand = rest.substr(0, colon);
+    if (operand.find_first_of(", {[") != std::string::npos)
+      continue;
+    removable.push_back({d, operand});
+  }
+  if (removable.empty())
+    return false;
+  const auto &[d, operand] = pick(removable, rng);
+  std::string name = d.name;
+  std::string use = operand;
+  size_t begin = d.lineBegin, end = d.lineEnd;
+  replaceUses(text, end, name, use);
+  text.erase(begin, end + 1 - begin);
+  return true;
+}
+
 /// One of the changes above, drawn by `rng` (several tries before giving
 /// up); whether the text changed.
 inline bool mutateMlirText(std::string &text, std::mt19937_64 &rng) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     bool changed = false;
-    switch (rng() % 5) {
+    switch (rng() % 7) {
     case 0:
       changed = mutateDimension(text, rng);
       break;
@@ -232,6 +351,12 @@ inline bool mutateMlirText(std::string &text, std::mt19937_64 &rng) {
       break;
     case 3:
       changed = mutateOpName(text, rng);
+      break;
+    case 4:
+      changed = insertElementwise(text, rng);
+      break;
+    case 5:
+      changed = removeUnary(text, rng);
       break;
     default:
       changed = mutateSplat(text, rng);
