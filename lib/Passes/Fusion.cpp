@@ -146,6 +146,12 @@ private:
   /// Records group `id`'s current span (or drops it: dead or one op).
   void changed(int id);
   SmallVector<int> successors(const Group &g, SmallVectorImpl<int> *viaFree = nullptr) const;
+  /// The groups that define `g`'s inputs (through free ops, as successors
+  /// goes through them forward).
+  SmallVector<int> predecessors(const Group &g, SmallVectorImpl<int> *viaFree = nullptr) const;
+  /// reaches() searched backward from `to`, visiting at most `budget`
+  /// groups: the answer, or nothing when the budget ran out.
+  std::optional<bool> reachesBackward(int from, int to, int budget) const;
   mutable std::vector<unsigned> listed, listedViaFree; ///< successors' stamps, by group
   mutable unsigned listStamp = 0;
   void pushCandidates(int g);
@@ -336,9 +342,82 @@ int Fuser::spanBound(int l) const {
   }
 }
 
+SmallVector<int> Fuser::predecessors(const Group &g, SmallVectorImpl<int> *viaFree) const {
+  SmallVector<int> out;
+  unsigned stamp = ++listStamp;
+  if (listed.size() < groups.size()) {
+    listed.resize(groups.size(), 0);
+    listedViaFree.resize(groups.size(), 0);
+  }
+  SmallVector<std::pair<Value, bool>, 8> work;
+  for (Value v : g.inputs)
+    work.push_back({v, false});
+  llvm::SmallPtrSet<Operation *, 8> seenFree;
+  while (!work.empty()) {
+    auto [v, throughFree] = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      continue;
+    int dg = groupOfOp(def);
+    if (dg < 0) {
+      if (opIndex.count(def) && kindOf(def) == Kind::Free && seenFree.insert(def).second)
+        for (Value operand : def->getOperands())
+          work.push_back({operand, true});
+      continue;
+    }
+    if (dg == g.id)
+      continue;
+    if (listed[dg] != stamp) {
+      listed[dg] = stamp;
+      out.push_back(dg);
+    }
+    if (throughFree && viaFree && listedViaFree[dg] != stamp) {
+      listedViaFree[dg] = stamp;
+      viaFree->push_back(dg);
+    }
+  }
+  return out;
+}
+
+std::optional<bool> Fuser::reachesBackward(int from, int to, int budget) const {
+  SmallVector<int, 16> stack;
+  llvm::SmallDenseSet<int, 16> seen;
+  SmallVector<int, 4> viaFree;
+  for (int p : predecessors(groups[to], &viaFree)) {
+    if (p == from) {
+      if (llvm::is_contained(viaFree, from))
+        return true; // through a free op: a third node
+      continue;      // the direct edge
+    }
+    stack.push_back(p);
+  }
+  while (!stack.empty()) {
+    int g = stack.pop_back_val();
+    if (g == from)
+      return true;
+    if (!seen.insert(g).second)
+      continue;
+    if (static_cast<int>(seen.size()) > budget)
+      return std::nullopt;
+    for (int p : predecessors(groups[g]))
+      stack.push_back(p);
+  }
+  return false;
+}
+
 /// Is there a path from group `from` to group `to` that passes through at
 /// least one other group? (`skipDirect`: ignore the direct edge.)
+///
+/// First searched backward from `to` within a small budget: a group's
+/// inputs are few (at most kMaxKernelParams), while a wide group has
+/// thousands of readers, which the forward search lists at every merge
+/// (quadratic on a fan-out). Either search is exact; the forward one, with
+/// its span bound, takes over when the backward one runs out of budget.
 bool Fuser::reaches(int from, int to, int skipDirect) const {
+  constexpr int kBackwardBudget = 64;
+  if (skipDirect)
+    if (std::optional<bool> r = reachesBackward(from, to, kBackwardBudget))
+      return *r;
   SmallVector<int, 16> stack;
   llvm::DenseSet<int> seen;
   SmallVector<int, 4> viaFree;
