@@ -13,7 +13,8 @@
 //    overflow);
 //  - the graph's structure: an elementwise op inserted after a value (its
 //    later uses read the new one), or a unary op removed (its uses read its
-//    operand).
+//    operand), or a reduction, transpose, reshape or softmax of a value
+//    returned as a new result (a second reader of the value).
 // Each returns false where the text has nothing it applies to.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +22,7 @@
 #ifndef FUSEC_TEST_FUZZ_MLIRMUTATOR_H
 #define FUSEC_TEST_FUZZ_MLIRMUTATOR_H
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <random>
@@ -247,6 +249,7 @@ inline std::vector<Definition> definitions(const std::string &text) {
       // One result (no ":2") and one tensor type (not a function type).
       if (name.find(':') == std::string::npos && name.find(',') == std::string::npos &&
           type.rfind("tensor<", 0) == 0 && type.find("->") == std::string::npos &&
+          type.find(" to ") == std::string::npos &&
           type.find(", ") == std::string::npos)
         out.push_back({begin, end, name, type});
     }
@@ -334,12 +337,129 @@ inline bool removeUnary(std::string &text, std::mt19937_64 &rng) {
   return true;
 }
 
+/// Appends `value` of `type` to the results of the function whose body
+/// holds text position `at`: its `return` and its signature.
+inline bool returnAlso(std::string &text, size_t at, const std::string &value,
+                       const std::string &type) {
+  size_t ret = text.find("\n  return", at);
+  size_t header = text.rfind("func.func", at);
+  if (ret == std::string::npos || header == std::string::npos)
+    return false;
+  size_t retEnd = text.find('\n', ret + 1);
+  if (retEnd == std::string::npos)
+    retEnd = text.size();
+  std::string line = text.substr(ret + 1, retEnd - ret - 1);
+  size_t colon = line.find(" : ");
+  std::string fresh = colon == std::string::npos
+                          ? "  return " + value + " : " + type
+                          : line.substr(0, colon) + ", " + value + line.substr(colon) + ", " + type;
+  size_t open = text.find('{', header);
+  if (open == std::string::npos || open > ret)
+    return false;
+  std::string head = text.substr(header, open - header);
+  size_t arrow = head.rfind(") -> ");
+  std::string freshHead;
+  if (arrow == std::string::npos) {
+    size_t close = head.rfind(')');
+    if (close == std::string::npos)
+      return false;
+    freshHead = head.substr(0, close + 1) + " -> " + type + head.substr(close + 1);
+  } else {
+    std::string results = head.substr(arrow + 5);
+    size_t attrs = results.find(" attributes");
+    std::string tail = attrs == std::string::npos ? "" : results.substr(attrs);
+    results = results.substr(0, attrs);
+    while (!results.empty() && results.back() == ' ')
+      results.pop_back();
+    std::string inner = results.size() > 1 && results.front() == '(' && results.back() == ')'
+                            ? results.substr(1, results.size() - 2)
+                            : results;
+    freshHead = head.substr(0, arrow + 5) + "(" + inner + ", " + type + ") " + tail;
+  }
+  text.replace(ret + 1, retEnd - ret - 1, fresh);
+  text.replace(header, open - header, freshHead);
+  return true;
+}
+
+inline bool addResult(std::string &text, std::mt19937_64 &rng) {
+  std::vector<Definition> defs = definitions(text);
+  if (defs.empty())
+    return false;
+  const Definition d = pick(defs, rng);
+  std::vector<std::string> dims;
+  std::string element;
+  if (!splitType(d.type.substr(7, d.type.size() - 8), dims, element) || dims.empty())
+    return false;
+  for (const std::string &x : dims)
+    if (x == "?")
+      return false;
+  auto type = [&](const std::vector<std::string> &ds) {
+    std::string t = "tensor<";
+    for (const std::string &x : ds)
+      t += x + "x";
+    return t + element + ">";
+  };
+  const std::string fresh = "%mut" + std::to_string(rng() % 1000000);
+  if (text.find(fresh + " ") != std::string::npos)
+    return false;
+  const size_t rank = dims.size();
+  std::string op, result;
+  switch (rng() % 4) {
+  case 0: { // a reduction over one dim
+    size_t dim = rng() % rank;
+    std::vector<std::string> kept;
+    for (size_t i = 0; i < rank; ++i)
+      if (i != dim)
+        kept.push_back(dims[i]);
+    result = type(kept);
+    op = std::string("fusec.reduce ") + (rng() % 2 ? "sum " : "max ") + d.name + " dims [" +
+         std::to_string(dim) + "] : " + d.type + " -> " + result;
+    break;
+  }
+  case 1: { // a transpose
+    if (rank < 2)
+      return false;
+    std::vector<size_t> perm(rank);
+    for (size_t i = 0; i < rank; ++i)
+      perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::vector<std::string> permuted;
+    std::string list;
+    for (size_t i = 0; i < rank; ++i) {
+      permuted.push_back(dims[perm[i]]);
+      list += (i ? ", " : "") + std::to_string(perm[i]);
+    }
+    result = type(permuted);
+    op = "fusec.transpose " + d.name + " perm [" + list + "] : " + d.type + " -> " + result;
+    break;
+  }
+  case 2: { // flattened
+    long long n = 1;
+    for (const std::string &x : dims)
+      n *= x.size() > 9 ? 1000000000LL : std::stoll(x);
+    result = type({std::to_string(n)});
+    op = "fusec.reshape " + d.name + " : " + d.type + " -> " + result;
+    break;
+  }
+  default: // a softmax over one dim
+    result = d.type;
+    op = "fusec.softmax " + d.name + " dim " + std::to_string(rng() % rank) + " : " + d.type;
+    break;
+  }
+  std::string copy = text;
+  copy.insert(d.lineEnd, "\n  " + fresh + " = " + op);
+  if (!returnAlso(copy, d.lineEnd, fresh, result))
+    return false;
+  text = std::move(copy);
+  return true;
+}
+
 /// One of the changes above, drawn by `rng` (several tries before giving
 /// up); whether the text changed.
 inline bool mutateMlirText(std::string &text, std::mt19937_64 &rng) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     bool changed = false;
-    switch (rng() % 7) {
+    switch (rng() % 8) {
     case 0:
       changed = mutateDimension(text, rng);
       break;
@@ -357,6 +477,9 @@ inline bool mutateMlirText(std::string &text, std::mt19937_64 &rng) {
       break;
     case 5:
       changed = removeUnary(text, rng);
+      break;
+    case 6:
+      changed = addResult(text, rng);
       break;
     default:
       changed = mutateSplat(text, rng);
