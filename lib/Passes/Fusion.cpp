@@ -97,8 +97,8 @@ struct Candidate {
 
 class Fuser {
 public:
-  Fuser(func::FuncOp func, const Target &target, bool remarks)
-      : func(func), target(target), remarks(remarks) {}
+  Fuser(func::FuncOp func, const Target &target, bool remarks, bool verifyPeak = false)
+      : func(func), target(target), remarks(remarks), verifyPeak(verifyPeak) {}
 
   LogicalResult run();
 
@@ -161,9 +161,57 @@ private:
   int64_t peakOf(bool fused) const;
   LogicalResult materialize();
 
+  // The memory replay's peak, kept as merges apply and revert (O(inputs +
+  // outputs) a merge, not a whole evaluation a test). A value's life is an
+  // interval of positions: a group runs at its last op's position, a lone op
+  // at its own, arguments from -1 and returned values to ops.size(). A max
+  // segment tree with range adds over the positions holds the live bytes;
+  // its root is the peak. That is peakOf(true)'s answer as long as the
+  // positions are a topological order of the kernels. A merge moves a group
+  // later, so the only way to break the order is a reader of the merged
+  // group's outputs placed before it (a lone op between its ops); such
+  // groups are kept in `disordered`, and while any is, the peak is a whole
+  // evaluation again (peakOf topologically sorts).
+  struct Life {
+    int first, last;
+  };
+  llvm::DenseMap<Value, Value> views;     // reshape result -> its input
+  llvm::DenseMap<Value, Life> lives;      // by view root
+  std::vector<__int128> peakMax, peakAdd; // the segment tree (1-based)
+  size_t peakLeaves = 0;
+  llvm::DenseSet<int> disordered;
+  struct LifeUndo {
+    Value v;
+    std::optional<Life> old;
+  };
+  std::vector<LifeUndo> lifeUndo;
+  std::vector<std::pair<int, bool>> disorderUndo; // (group, was in the set)
+  bool peakMismatch = false;
+  Value viewRoot(Value v) const {
+    for (auto it = views.find(v); it != views.end(); it = views.find(v))
+      v = it->second;
+    return v;
+  }
+  void peakRangeAdd(size_t node, size_t lo, size_t hi, size_t l, size_t r, __int128 bytes);
+  void setLife(Value v, std::optional<Life> life, bool logged = true);
+  void setDisordered(int g, bool in);
+  /// Whether a reader of one of `g`'s outputs runs before `g` (at a position
+  /// before its last op's).
+  bool readBefore(const Group &g) const;
+  /// Builds the intervals and the tree from the current groups.
+  void peakReset();
+  /// Updates them for the merge of `a` and `b` (as they were) into `m`
+  /// (the groups' state already has it).
+  void peakMerged(const Group &a, const Group &b, const Group &m);
+  /// Undoes the updates logged past the marks.
+  void peakRevert(size_t lifeMark, size_t disorderMark);
+  /// The fused graph's peak now.
+  int64_t peakNow();
+
   mutable func::FuncOp func;
   const Target &target;
   bool remarks;
+  bool verifyPeak;
 
   std::vector<Operation *> ops;
   llvm::DenseMap<Operation *, int> opIndex;
@@ -722,9 +770,11 @@ LogicalResult Fuser::run() {
     std::vector<std::pair<int, int>> all = std::move(merges);
     merges.clear();
     applyMerges(0);
+    peakReset();
     struct Applied {
       size_t index; // in `all`
       Group saved;  // groups[a] before the merge
+      size_t lifeMark, disorderMark; // the peak's undo logs before it
     };
     std::vector<Applied> log;
     // Applies all[i] if it is still legal; true if it did.
@@ -739,12 +789,13 @@ LogicalResult Fuser::run() {
       auto m = tryMerge(groups[a], groups[b], vertical);
       if (!m)
         return false;
-      log.push_back({i, std::move(groups[a])});
+      log.push_back({i, std::move(groups[a]), lifeUndo.size(), disorderUndo.size()});
       groups[a] = std::move(*m);
       groups[b].alive = false;
       groupParent[b] = a;
       changed(a);
       changed(b);
+      peakMerged(log.back().saved, groups[b], groups[a]);
       return true;
     };
     // Undoes the applied merges past the first `keep`.
@@ -757,18 +808,21 @@ LogicalResult Fuser::run() {
         groupParent[b] = b;
         changed(a);
         changed(b);
+        peakRevert(u.lifeMark, u.disorderMark);
         log.pop_back();
       }
     };
     size_t skipped = 0, next = 0, run = 1;
     while (next < all.size()) {
       log.clear();
+      lifeUndo.clear(); // the merges before are kept: nothing reverts them
+      disorderUndo.clear();
       size_t end = std::min(all.size(), next + run);
       std::vector<size_t> tried; // the run's merges that applied
       for (size_t i = next; i < end; ++i)
         if (apply(i))
           tried.push_back(i);
-      if (log.empty() || peakOf(/*fused=*/true) <= unfusedPeak) {
+      if (log.empty() || peakNow() <= unfusedPeak) {
         for (const Applied &u : log)
           merges.push_back(all[u.index]);
         next = end;
@@ -784,7 +838,7 @@ LogicalResult Fuser::run() {
         size_t mid = (lo + hi) / 2;
         for (size_t t = lo; t < mid; ++t)
           (void)apply(tried[t]); // legal: the same merges from the same state
-        if (int64_t peak = peakOf(/*fused=*/true); peak <= unfusedPeak) {
+        if (int64_t peak = peakNow(); peak <= unfusedPeak) {
           lo = mid;
         } else {
           failedPeak = peak;
@@ -795,7 +849,7 @@ LogicalResult Fuser::run() {
       if (failedPeak == 0) {
         // The first merge alone: measure it for the remark.
         if (apply(tried[lo]))
-          failedPeak = peakOf(/*fused=*/true);
+          failedPeak = peakNow();
         revert(lo);
       }
       for (const Applied &u : log)
@@ -815,6 +869,9 @@ LogicalResult Fuser::run() {
           << "fusion left out " << skipped << " of " << all.size()
           << " merges: each would raise peak memory above the unfused graph's " << unfusedPeak
           << " bytes (" << merges.size() << " kept)";
+    if (peakMismatch)
+      return func.emitError("fusec-fuse: the incrementally kept peak differs from a "
+                            "whole evaluation of the graph (verify-peak)");
   }
   return materialize();
 }
@@ -934,6 +991,207 @@ int64_t Fuser::peakOf(bool fused) const {
     best = std::max(best, sum);
   }
   return static_cast<int64_t>(std::min<__int128>(best, INT64_MAX));
+}
+
+void Fuser::peakRangeAdd(size_t node, size_t lo, size_t hi, size_t l, size_t r,
+                         __int128 bytes) {
+  if (r < lo || hi < l)
+    return;
+  if (l <= lo && hi <= r) {
+    peakAdd[node] += bytes;
+    peakMax[node] += bytes;
+    return;
+  }
+  size_t mid = lo + (hi - lo) / 2;
+  peakRangeAdd(2 * node, lo, mid, l, r, bytes);
+  peakRangeAdd(2 * node + 1, mid + 1, hi, l, r, bytes);
+  peakMax[node] = std::max(peakMax[2 * node], peakMax[2 * node + 1]) + peakAdd[node];
+}
+
+void Fuser::setLife(Value v, std::optional<Life> life, bool logged) {
+  auto it = lives.find(v);
+  std::optional<Life> old;
+  if (it != lives.end())
+    old = it->second;
+  if (!old && !life)
+    return;
+  if (old && life && old->first == life->first && old->last == life->last)
+    return;
+  if (logged)
+    lifeUndo.push_back({v, old});
+  __int128 bytes = tensorBytes(v.getType());
+  // Positions -1 .. ops.size() are leaves 0 .. ops.size() + 1.
+  if (old)
+    peakRangeAdd(1, 0, peakLeaves - 1, static_cast<size_t>(old->first + 1),
+                 static_cast<size_t>(old->last + 1), -bytes);
+  if (life) {
+    peakRangeAdd(1, 0, peakLeaves - 1, static_cast<size_t>(life->first + 1),
+                 static_cast<size_t>(life->last + 1), bytes);
+    lives[v] = *life;
+  } else {
+    lives.erase(v);
+  }
+}
+
+void Fuser::setDisordered(int g, bool in) {
+  bool was = disordered.contains(g);
+  if (was == in)
+    return;
+  disorderUndo.push_back({g, was});
+  if (in)
+    disordered.insert(g);
+  else
+    disordered.erase(g);
+}
+
+bool Fuser::readBefore(const Group &g) const {
+  SmallVector<Value, 8> work(g.outputs.begin(), g.outputs.end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      auto it = opIndex.find(user);
+      if (it == opIndex.end())
+        continue; // the terminator, or an op in a nested region
+      if (isa<ReshapeOp>(user)) { // a view: its readers read v
+        work.push_back(user->getResult(0));
+        continue;
+      }
+      int ug = opGroup[it->second] < 0 ? -1 : find(it->second);
+      if (ug == g.id)
+        continue;
+      int at = ug >= 0 ? groups[ug].maxIndex : it->second;
+      if (at < g.maxIndex)
+        return true;
+    }
+  }
+  return false;
+}
+
+void Fuser::peakReset() {
+  views.clear();
+  lives.clear();
+  disordered.clear();
+  lifeUndo.clear();
+  disorderUndo.clear();
+  for (Operation *op : ops)
+    if (auto r = dyn_cast<ReshapeOp>(op))
+      views[r.getResult()] = r.getInput();
+  int end = static_cast<int>(ops.size());
+  // The intervals, as peakOf(true) takes them but over positions.
+  llvm::MapVector<Value, Life> found;
+  for (Value a : func.getArguments())
+    found[a] = {-1, end};
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    int at = static_cast<int>(i);
+    if ((isa<ConstantOp>(op) && isSplatConstant(op->getResult(0))) || isa<ReshapeOp>(op))
+      continue;
+    int g = opGroup[i] < 0 ? -1 : find(at);
+    auto define = [&](Value d) { found.try_emplace(d, Life{at, at}); };
+    auto use = [&](Value u) {
+      if (isSplatConstant(u))
+        return;
+      auto it = found.find(viewRoot(u));
+      if (it != found.end())
+        it->second.last = std::max(it->second.last, at);
+    };
+    if (g >= 0) {
+      if (groups[g].maxIndex != at)
+        continue;
+      for (Value d : groups[g].outputs)
+        define(d);
+      for (Value u : groups[g].inputs)
+        use(u);
+      if (readBefore(groups[g]))
+        disordered.insert(g);
+      continue;
+    }
+    for (Value d : op->getResults())
+      define(d);
+    for (Value u : op->getOperands())
+      use(u);
+  }
+  for (Value r : returnedValues)
+    if (auto it = found.find(viewRoot(r)); it != found.end())
+      it->second.last = end;
+  peakLeaves = 1;
+  while (peakLeaves < ops.size() + 2)
+    peakLeaves *= 2;
+  peakMax.assign(2 * peakLeaves, 0);
+  peakAdd.assign(2 * peakLeaves, 0);
+  for (auto &[v, life] : found)
+    setLife(v, life);
+  lifeUndo.clear();
+}
+
+void Fuser::peakMerged(const Group &a, const Group &b, const Group &m) {
+  int at = m.maxIndex;
+  // The two groups' outputs: each either an output of `m` (defined at its
+  // position now, read as late as before or by `m`) or internal to it (no
+  // bytes of its own any more).
+  for (const Group *g : {&a, &b})
+    for (Value v : g->outputs) {
+      if (!m.outputs.contains(v)) {
+        setLife(v, std::nullopt);
+        continue;
+      }
+      auto it = lives.find(v);
+      int last = it == lives.end() ? at : std::max(at, it->second.last);
+      setLife(v, Life{at, last});
+    }
+  // Its inputs: now read at its position (the readers in `a` and `b` moved
+  // there, never earlier).
+  for (Value u : m.inputs) {
+    Value r = viewRoot(u);
+    auto it = lives.find(r);
+    if (it != lives.end() && it->second.last < at)
+      setLife(r, Life{it->second.first, at});
+  }
+  // Only `m` can now have a reader before it; the producers of its inputs
+  // had readers move later, which can only put them back in order.
+  setDisordered(a.id, false);
+  setDisordered(b.id, false);
+  if (readBefore(m))
+    setDisordered(m.id, true);
+  if (!disordered.empty())
+    for (Value u : m.inputs)
+      if (Operation *def = viewRoot(u).getDefiningOp()) {
+        int p = groupOfOp(def);
+        if (p >= 0 && p != a.id && p != b.id && disordered.contains(p) && !readBefore(groups[p]))
+          setDisordered(p, false);
+      }
+}
+
+void Fuser::peakRevert(size_t lifeMark, size_t disorderMark) {
+  while (lifeUndo.size() > lifeMark) {
+    LifeUndo u = lifeUndo.back();
+    lifeUndo.pop_back();
+    setLife(u.v, u.old, /*logged=*/false);
+  }
+  while (disorderUndo.size() > disorderMark) {
+    auto [g, was] = disorderUndo.back();
+    disorderUndo.pop_back();
+    if (was)
+      disordered.insert(g);
+    else
+      disordered.erase(g);
+  }
+}
+
+int64_t Fuser::peakNow() {
+  int64_t peak;
+  if (!disordered.empty()) {
+    peak = peakOf(/*fused=*/true);
+  } else {
+    __int128 best = std::max<__int128>(0, peakMax[1]);
+    peak = static_cast<int64_t>(std::min<__int128>(best, INT64_MAX));
+  }
+  if (verifyPeak && peak != peakOf(/*fused=*/true)) {
+    if (!peakMismatch)
+      func.emitError() << "fusec-fuse: incremental peak " << peak << " bytes, a whole evaluation "
+                       << peakOf(/*fused=*/true);
+    peakMismatch = true;
+  }
+  return peak;
 }
 
 LogicalResult Fuser::materialize() {
@@ -1104,7 +1362,7 @@ public:
         continue;
       if (failed(lowerWindowOps(func)))
         return signalPassFailure();
-      Fuser fuser(func, *loaded, remarks);
+      Fuser fuser(func, *loaded, remarks, verifyPeak);
       if (failed(fuser.run()))
         return signalPassFailure();
       foldMovementIntoMatmuls(func);

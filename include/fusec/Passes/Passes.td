@@ -161,6 +161,10 @@ def Fuse : Pass<"fusec-fuse", "::mlir::ModuleOp"> {
            "Target whose roofline prices each merge">,
     Option<"remarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark for each merge, with the time it saves">,
+    Option<"verifyPeak", "verify-peak", "bool", /*default=*/"false",
+           "Check the memory replay's incrementally kept peak against a "
+           "whole evaluation of the graph at every test, failing the pass "
+           "on a difference (slow; for testing)">,
   ];
   let dependentDialects = ["::fusec::FusecDialect"];
 }
