@@ -760,15 +760,43 @@ template <typename Fn> void forEachCoord(const std::vector<int64_t> &shape, Fn f
 }
 } // namespace
 
-Val Importer::knownIndexMap(const std::vector<int64_t> &shape,
-                            const std::function<int64_t(const std::vector<int64_t> &)> &fn) {
+namespace {
+/// Whether a map of `shape` may be built on the host.
+absl::Status mapFits(const Importer &I, const std::vector<int64_t> &shape, const char *what) {
+  auto n = I.checkedElements(shape);
+  if (!n.ok())
+    return n.status();
+  if (*n > Importer::kMaxFoldElements)
+    return I.unsupported(absl::StrCat("the ", what, " this import builds would have ", *n,
+                                      " elements, more than the 2^26 built at import"));
+  return absl::OkStatus();
+}
+} // namespace
+
+absl::StatusOr<Val>
+Importer::knownIndexMap(const std::vector<int64_t> &shape,
+                        const std::function<int64_t(const std::vector<int64_t> &)> &fn) {
+  if (auto fits = mapFits(*this, shape, "index map"); !fits.ok())
+    return fits;
   HostTensor h(DType::I64, shape);
   forEachCoord(shape, [&](int64_t flat, const std::vector<int64_t> &c) { h.ints[flat] = fn(c); });
   return knownVal(std::move(h));
 }
 
-Val Importer::knownMask(const std::vector<int64_t> &shape,
-                        const std::function<bool(const std::vector<int64_t> &)> &fn) {
+absl::StatusOr<Val> Importer::axisIota(const std::vector<int64_t> &shape, int64_t axis) {
+  auto iota = knownIndexMap({shape[axis]}, [](const std::vector<int64_t> &c) { return c[0]; });
+  if (!iota.ok())
+    return iota;
+  std::vector<int64_t> along(shape.size(), 1);
+  along[axis] = shape[axis];
+  return broadcastTo(wrap(*iota, along), shape);
+}
+
+absl::StatusOr<Val>
+Importer::knownMask(const std::vector<int64_t> &shape,
+                    const std::function<bool(const std::vector<int64_t> &)> &fn) {
+  if (auto fits = mapFits(*this, shape, "mask"); !fits.ok())
+    return fits;
   HostTensor h(DType::I1, shape);
   forEachCoord(shape, [&](int64_t flat, const std::vector<int64_t> &c) {
     h.data[flat] = fn(c) ? 1.0 : 0.0;

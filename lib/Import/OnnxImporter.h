@@ -143,12 +143,17 @@ public:
   /// shape, the result's): a gather on `x` flattened.
   Val gatherFlat(Val x, Val index);
   /// A known i64 tensor of `shape` whose element at each output coordinate
-  /// is `fn(coords)`.
-  Val knownIndexMap(const std::vector<int64_t> &shape,
-                    const std::function<int64_t(const std::vector<int64_t> &)> &fn);
-  /// A known i1 tensor of `shape`, `fn(coords)` at each element.
-  Val knownMask(const std::vector<int64_t> &shape,
-                const std::function<bool(const std::vector<int64_t> &)> &fn);
+  /// is `fn(coords)`; an error naming the node past kMaxFoldElements (the
+  /// map is a constant of the graph, built on the host).
+  absl::StatusOr<Val> knownIndexMap(const std::vector<int64_t> &shape,
+                                    const std::function<int64_t(const std::vector<int64_t> &)> &fn);
+  /// A known i1 tensor of `shape`, `fn(coords)` at each element; the same
+  /// limit.
+  absl::StatusOr<Val> knownMask(const std::vector<int64_t> &shape,
+                                const std::function<bool(const std::vector<int64_t> &)> &fn);
+  /// The coordinate along `axis` at each element of `shape`: a known
+  /// [shape[axis]] iota broadcast (no constant of the whole shape).
+  absl::StatusOr<Val> axisIota(const std::vector<int64_t> &shape, int64_t axis);
 
   /// Evaluates `fn` on `inputs` (all known) at import: the building blocks
   /// it calls are emitted into a scratch function that the reference

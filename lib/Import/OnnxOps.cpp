@@ -757,12 +757,12 @@ absl::Status importSlice(Importer &I) {
     return I.define(0, I.slice(x, offsets, strides, shape));
   // Negative steps: the elements through an index map.
   auto src = stridesOf(x.shape);
-  Val index = I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
+  TRY(index, I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
     int64_t f = 0;
     for (int64_t d = 0; d < rank; ++d)
       f += (offsets[d] + c[d] * strides[d]) * src[d];
     return f;
-  });
+  }));
   return I.define(0, I.gatherFlat(x, index));
 }
 
@@ -780,12 +780,12 @@ absl::Status importTile(Importer &I) {
   if (elementCount(shape) == 0)
     return I.define(0, knownVal(HostTensor(x.dtype, shape)));
   auto src = stridesOf(x.shape);
-  Val index = I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
+  TRY(index, I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
     int64_t f = 0;
     for (size_t d = 0; d < c.size(); ++d)
       f += (c[d] % x.shape[d]) * src[d];
     return f;
-  });
+  }));
   return I.define(0, I.gatherFlat(x, index));
 }
 
@@ -850,12 +850,12 @@ absl::Status importPad(Importer &I) {
     int64_t period = 2 * (n - 1), m = ((i % period) + period) % period;
     return m < n ? m : period - m;
   };
-  Val index = I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
+  TRY(index, I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
     int64_t f = 0;
     for (int64_t d = 0; d < rank; ++d)
       f += std::max<int64_t>(from(d, c[d]), 0) * src[d];
     return f;
-  });
+  }));
   Val gathered = I.gatherFlat(x, index);
   if (mode != "constant")
     return I.define(0, gathered);
@@ -865,12 +865,12 @@ absl::Status importPad(Importer &I) {
     TRY(v, I.input(2));
     fill = I.reshape(v, {});
   }
-  Val inside = I.knownMask(shape, [&](const std::vector<int64_t> &c) {
+  TRY(inside, I.knownMask(shape, [&](const std::vector<int64_t> &c) {
     for (int64_t d = 0; d < rank; ++d)
       if (from(d, c[d]) < 0)
         return false;
     return true;
-  });
+  }));
   TRY(r, I.select(inside, gathered, fill));
   return I.define(0, r);
 }
@@ -922,13 +922,13 @@ absl::Status importGatherElements(Importer &I) {
     return I.define(0, knownVal(HostTensor(data.dtype, idx.shape)));
   auto src = stridesOf(data.shape);
   // Flat source index: the element's own coordinates, its index along axis.
-  Val base = I.knownIndexMap(idx.shape, [&](const std::vector<int64_t> &c) {
+  TRY(base, I.knownIndexMap(idx.shape, [&](const std::vector<int64_t> &c) {
     int64_t f = 0;
     for (int64_t d = 0; d < rank; ++d)
       if (d != ax)
         f += c[d] * src[d];
     return f;
-  });
+  }));
   TRY(along, normalizedIndex(I, idx, data.shape[ax]));
   TRY(scaled, I.binary("mul", along, I.intConstant(DType::I64, src[ax])));
   TRY(flat, I.binary("add", base, scaled));
@@ -971,14 +971,14 @@ absl::Status importGatherND(Importer &I) {
   }
   // Plus the batch coordinates and the trailing (copied) coordinates.
   int64_t leadRank = static_cast<int64_t>(lead.size());
-  Val base = I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
+  TRY(base, I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
     int64_t f = 0;
     for (int64_t d = 0; d < b; ++d)
       f += c[d] * src[d];
     for (size_t j = leadRank; j < c.size(); ++j)
       f += c[j] * src[b + k + (j - leadRank)];
     return f;
-  });
+  }));
   TRY(flat, I.binary("add", base, I.broadcastTo(I.reshape(*tuple, [&] {
                                                   std::vector<int64_t> s = lead;
                                                   s.resize(shape.size(), 1);
@@ -1041,12 +1041,12 @@ absl::Status importScatter(Importer &I) {
       source[f] = e;
     }
   }
-  Val take = I.knownMask(data.shape, [&](const std::vector<int64_t> &c) {
+  TRY(take, I.knownMask(data.shape, [&](const std::vector<int64_t> &c) {
     return source[dot(c, dst)] >= 0;
-  });
-  Val index = I.knownIndexMap(data.shape, [&](const std::vector<int64_t> &c) {
+  }));
+  TRY(index, I.knownIndexMap(data.shape, [&](const std::vector<int64_t> &c) {
     return std::max<int64_t>(source[dot(c, dst)], 0);
-  });
+  }));
   if (upd.elements() == 0)
     return I.define(0, data);
   TRY(out, I.select(take, I.gatherFlat(upd, index), data));
@@ -1129,7 +1129,7 @@ absl::Status importArgMaxMin(Importer &I) {
   // last) such position.
   TRY(m, I.reduce(isMax ? "max" : "min", x, {ax}, true));
   TRY(at, I.compareBroadcast("eq", x, m));
-  Val iota = I.knownIndexMap(x.shape, [&](const std::vector<int64_t> &c) { return c[ax]; });
+  TRY(iota, I.axisIota(x.shape, ax));
   Val none = I.broadcastTo(I.intConstant(DType::I64, last ? -1 : n), x.shape);
   TRY(pos, I.select(at, iota, none));
   TRY(r, I.reduce(last ? "max" : "min", pos, {ax}, keep));
@@ -1183,7 +1183,7 @@ absl::Status importTopK(Importer &I) {
   if (k > 16)
     return I.unsupported(absl::StrCat("K = ", k, ": TopK is imported for K <= 16 (k rounds of a "
                                       "reduction; a sort is not generated yet)"));
-  Val iota = I.knownIndexMap(x.shape, [&](const std::vector<int64_t> &c) { return c[ax]; });
+  TRY(iota, I.axisIota(x.shape, ax));
   Val none = I.broadcastTo(I.intConstant(DType::I64, n), x.shape);
   Val gone = I.broadcastTo(extremeConstant(I, x.dtype, largest), x.shape);
   std::vector<Val> values, indices;
@@ -1229,10 +1229,10 @@ absl::Status importCumSum(Importer &I) {
   Val wide = I.emit(absl::StrCat("fusec.broadcast ", I.use(flat), " dims [0, 2] : ", I.ty(flat),
                                  " -> ", typeOf(x.dtype, {rows, n, n})),
                     x.dtype, {rows, n, n});
-  Val mask = I.knownMask({n, n}, [&](const std::vector<int64_t> &c) {
+  TRY(mask, I.knownMask({n, n}, [&](const std::vector<int64_t> &c) {
     int64_t i = c[0], j = c[1];
     return reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
-  });
+  }));
   Val zero = isFloat(x.dtype) ? I.constant(x.dtype, 0) : I.intConstant(x.dtype, 0);
   TRY(kept, I.select(I.broadcastTo(mask, {rows, n, n}), wide, zero));
   TRY(sum, I.reduce("sum", kept, {2}, false));
@@ -1384,10 +1384,10 @@ absl::Status importTrilu(Importer &I) {
     return I.invalid("Trilu needs rank 2 or more");
   bool upper = I.attrInt("upper", 1);
   int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
-  Val mask = I.knownMask({rows, cols}, [&](const std::vector<int64_t> &c) {
+  TRY(mask, I.knownMask({rows, cols}, [&](const std::vector<int64_t> &c) {
     int64_t i = c[0], j = c[1];
     return upper ? (j - i >= k) : (j - i <= k);
-  });
+  }));
   Val zero = isFloat(x.dtype) ? I.constant(x.dtype, 0) : I.intConstant(x.dtype, 0);
   TRY(r, I.select(mask, x, zero));
   return I.define(0, r);

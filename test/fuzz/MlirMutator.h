@@ -14,7 +14,13 @@
 //  - the graph's structure: an elementwise op inserted after a value (its
 //    later uses read the new one), or a unary op removed (its uses read its
 //    operand), or a reduction, transpose, reshape or softmax of a value
-//    returned as a new result (a second reader of the value).
+//    returned as a new result (a second reader of the value);
+//  - a new result that reads one or two values (arguments or op results,
+//    of any op): a binary op or a compare and select of two values of one
+//    type, a matmul (of a value by itself, transposed, or by a constant),
+//    a concat of two values that differ in one dim, a slice, a gather at
+//    constant or integer indices, a broadcast to a new or a size-1 dim, and
+//    attention of a value (reshaped to rank 4) by itself.
 // Each returns false where the text has nothing it applies to.
 //
 //===----------------------------------------------------------------------===//
@@ -246,6 +252,20 @@ inline std::vector<Definition> definitions(const std::string &text) {
       std::string type = line.substr(colon + 3);
       while (!type.empty() && (type.back() == ' ' || type.back() == '\r'))
         type.pop_back();
+      // An op written with its operands' types: the result's ("(A, B) -> R",
+      // "A -> R", "A to R").
+      bool shortForm = true;
+      for (const char *sep : {" -> ", " to "})
+        if (size_t at = type.rfind(sep); at != std::string::npos) {
+          type = type.substr(at + std::string(sep).size());
+          shortForm = false;
+        }
+      // A comparison's short form writes its operands' type; its result is i1.
+      if (shortForm && line.find("= fusec.compare ") != std::string::npos) {
+        size_t x = type.rfind('x');
+        size_t lt = type.find('<');
+        type = (x != std::string::npos ? type.substr(0, x + 1) : type.substr(0, lt + 1)) + "i1>";
+      }
       // One result (no ":2") and one tensor type (not a function type).
       if (name.find(':') == std::string::npos && name.find(',') == std::string::npos &&
           type.rfind("tensor<", 0) == 0 && type.find("->") == std::string::npos &&
@@ -323,6 +343,9 @@ inline bool removeUnary(std::string &text, std::mt19937_64 &rng) {
       continue;
     std::string operand = rest.substr(0, colon);
     if (operand.find_first_of(", {[") != std::string::npos)
+      continue;
+    if (rest.substr(colon + 3).rfind(d.type, 0) != 0 ||
+        rest.find(" to ", colon) != std::string::npos) // a cast: its operand's type differs
       continue;
     removable.push_back({d, operand});
   }
@@ -434,9 +457,11 @@ inline bool addResult(std::string &text, std::mt19937_64 &rng) {
     break;
   }
   case 2: { // flattened
-    long long n = 1;
-    for (const std::string &x : dims)
-      n *= x.size() > 9 ? 1000000000LL : std::stoll(x);
+    long long n = 1; // saturates: a product past 2^62 is invalid anyway
+    for (const std::string &x : dims) {
+      long long d = x.size() > 9 ? 1000000000LL : std::stoll(x);
+      n = d != 0 && n > (1LL << 62) / d ? (1LL << 62) : n * d;
+    }
     result = type({std::to_string(n)});
     op = "fusec.reshape " + d.name + " : " + d.type + " -> " + result;
     break;
@@ -454,12 +479,294 @@ inline bool addResult(std::string &text, std::mt19937_64 &rng) {
   return true;
 }
 
+/// The values a function body can read: its arguments (`lineEnd` the end
+/// of the line that opens the body) and the definitions.
+inline std::vector<Definition> readableValues(const std::string &text) {
+  std::vector<Definition> out;
+  for (size_t header = text.find("func.func"); header != std::string::npos;
+       header = text.find("func.func", header + 1)) {
+    size_t open = text.find('(', header), body = text.find('{', header);
+    if (open == std::string::npos || body == std::string::npos || open > body)
+      continue;
+    size_t close = text.find(')', open);
+    size_t lineEnd = text.find('\n', body);
+    if (close == std::string::npos || close > body || lineEnd == std::string::npos)
+      continue;
+    std::string params = text.substr(open + 1, close - open - 1);
+    for (size_t p = params.find('%'); p != std::string::npos; p = params.find('%', p + 1)) {
+      size_t colon = params.find(": ", p);
+      size_t next = params.find('%', p + 1);
+      if (colon == std::string::npos || (next != std::string::npos && colon > next))
+        continue;
+      std::string type = params.substr(colon + 2, (next == std::string::npos ? params.size() : next) -
+                                                      colon - 2);
+      while (!type.empty() && (type.back() == ' ' || type.back() == ','))
+        type.pop_back();
+      if (type.rfind("tensor<", 0) == 0 && type.back() == '>' &&
+          type.find_first_of("{ ,") == std::string::npos)
+        out.push_back({header, lineEnd, params.substr(p, colon - p), type});
+    }
+  }
+  std::vector<Definition> defs = definitions(text);
+  out.insert(out.end(), defs.begin(), defs.end());
+  return out;
+}
+
+/// A new result of the function that reads one or two of its values.
+inline bool combineValues(std::string &text, std::mt19937_64 &rng) {
+  std::vector<Definition> values = readableValues(text);
+  if (values.empty())
+    return false;
+  const Definition a = pick(values, rng);
+  size_t funcBegin = text.rfind("func.func", a.lineEnd);
+  size_t funcEnd = text.find("\n}", a.lineEnd);
+  if (funcBegin == std::string::npos || funcEnd == std::string::npos)
+    return false;
+  std::vector<Definition> partners;
+  for (const Definition &d : values)
+    if (d.lineEnd >= funcBegin && d.lineEnd < funcEnd)
+      partners.push_back(d);
+  auto shapeOf = [](const Definition &d, std::vector<long long> &dims, std::string &element) {
+    std::vector<std::string> parts;
+    if (!splitType(d.type.substr(7, d.type.size() - 8), parts, element))
+      return false;
+    dims.clear();
+    for (const std::string &x : parts) {
+      if (x.empty() || x.size() > 12 || !std::all_of(x.begin(), x.end(), ::isdigit))
+        return false;
+      dims.push_back(std::stoll(x));
+    }
+    return true;
+  };
+  auto typeOf = [](const std::vector<long long> &dims, const std::string &element) {
+    std::string t = "tensor<";
+    for (long long x : dims)
+      t += std::to_string(x) + "x";
+    return t + element + ">";
+  };
+  std::vector<long long> ad;
+  std::string ae;
+  if (!shapeOf(a, ad, ae))
+    return false;
+  auto fresh = [&] { return "%mut" + std::to_string(rng() % 1000000); };
+  const std::string r = fresh();
+  if (text.find(r + " ") != std::string::npos)
+    return false;
+  size_t at = a.lineEnd; // after the last value the new lines read
+  std::vector<std::string> lines;
+  std::string result;
+  const size_t rank = ad.size();
+  switch (rng() % 8) {
+  case 0:   // a binary op of two values of one type
+  case 1: { // a compare and a select of them
+    std::vector<Definition> same;
+    for (const Definition &d : partners)
+      if (d.type == a.type)
+        same.push_back(d);
+    const Definition b = same.empty() ? a : pick(same, rng);
+    at = std::max(at, b.lineEnd);
+    result = a.type;
+    if (rng() % 2) {
+      static const std::vector<std::string> ops = {"add", "sub", "mul", "div",
+                                                   "max", "min", "pow"};
+      lines.push_back(r + " = fusec." + pick(ops, rng) + " " + a.name + ", " + b.name + " : " +
+                      a.type);
+    } else {
+      static const std::vector<std::string> predicates = {"eq", "ne", "lt", "le", "gt", "ge"};
+      const std::string m = fresh();
+      lines.push_back(m + " = fusec.compare " + pick(predicates, rng) + ", " + a.name + ", " +
+                      b.name + " : " + a.type);
+      lines.push_back(r + " = fusec.select " + m + ", " + a.name + ", " + b.name + " : " +
+                      a.type);
+    }
+    break;
+  }
+  case 2: { // a matmul
+    if (rank < 2)
+      return false;
+    std::vector<long long> out = ad;
+    long long m = ad[rank - 2], k = ad[rank - 1];
+    switch (rng() % 3) {
+    case 0: // a · aᵀ
+      out[rank - 1] = m;
+      result = typeOf(out, ae);
+      lines.push_back(r + " = fusec.matmul " + a.name + ", " + a.name + " {transpose_rhs} : (" +
+                      a.type + ", " + a.type + ") -> " + result);
+      break;
+    case 1: // aᵀ · a
+      out[rank - 2] = k;
+      out[rank - 1] = k;
+      result = typeOf(out, ae);
+      lines.push_back(r + " = fusec.matmul " + a.name + ", " + a.name + " {transpose_lhs} : (" +
+                      a.type + ", " + a.type + ") -> " + result);
+      break;
+    default: { // a · a constant [K, N]
+      static const std::vector<long long> widths = {1, 3, 16, 64, 130};
+      long long n = pick(widths, rng);
+      const std::string c = fresh();
+      const std::string ct = typeOf({k, n}, ae);
+      out[rank - 1] = n;
+      result = typeOf(out, ae);
+      lines.push_back(c + " = fusec.constant dense<" + (rng() % 2 ? "0.5" : "-1.0") + "> : " + ct);
+      lines.push_back(r + " = fusec.matmul " + a.name + ", " + c + " : (" + a.type + ", " + ct +
+                      ") -> " + result);
+    }
+    }
+    break;
+  }
+  case 3: { // a concat of two values that differ in one dim (or a twice)
+    if (rank == 0)
+      return false;
+    std::vector<std::pair<Definition, size_t>> fits; // partner, the dim
+    for (const Definition &d : partners) {
+      std::vector<long long> dd;
+      std::string de;
+      if (!shapeOf(d, dd, de) || de != ae || dd.size() != rank)
+        continue;
+      size_t differ = 0, where = 0;
+      for (size_t i = 0; i < rank; ++i)
+        if (dd[i] != ad[i]) {
+          ++differ;
+          where = i;
+        }
+      if (differ == 0)
+        fits.push_back({d, rng() % rank});
+      else if (differ == 1)
+        fits.push_back({d, where});
+    }
+    if (fits.empty())
+      return false;
+    const auto [b, dim] = pick(fits, rng);
+    std::vector<long long> bd;
+    std::string be;
+    shapeOf(b, bd, be);
+    std::vector<long long> out = ad;
+    out[dim] += bd[dim];
+    result = typeOf(out, ae);
+    at = std::max(at, b.lineEnd);
+    bool three = rng() % 3 == 0;
+    if (three)
+      out[dim] += ad[dim];
+    result = typeOf(out, ae);
+    lines.push_back(r + " = fusec.concat " + a.name + ", " + b.name + (three ? ", " + a.name : "") +
+                    " dim " + std::to_string(dim) + " : (" + a.type + ", " + b.type +
+                    (three ? ", " + a.type : "") + ") -> " + result);
+    break;
+  }
+  case 4: { // a slice
+    if (rank == 0)
+      return false;
+    std::vector<long long> out(rank);
+    std::string offsets, strides;
+    for (size_t i = 0; i < rank; ++i) {
+      long long n = ad[i];
+      long long off = n > 1 ? static_cast<long long>(rng() % static_cast<uint64_t>(n)) : 0;
+      long long stride = 1 + static_cast<long long>(rng() % 3);
+      long long most = n > off ? (n - off - 1) / stride + 1 : 0;
+      out[i] = most > 0 ? 1 + static_cast<long long>(rng() % static_cast<uint64_t>(most)) : 0;
+      offsets += (i ? ", " : "") + std::to_string(off);
+      strides += (i ? ", " : "") + std::to_string(stride);
+    }
+    result = typeOf(out, ae);
+    lines.push_back(r + " = fusec.slice " + a.name + " offsets [" + offsets + "] strides [" +
+                    strides + "] : " + a.type + " -> " + result);
+    break;
+  }
+  case 5: { // a gather
+    if (rank == 0)
+      return false;
+    size_t axis = rng() % rank;
+    std::vector<Definition> integers;
+    for (const Definition &d : partners)
+      if (d.type.find("xi32>") != std::string::npos || d.type.find("xi64>") != std::string::npos)
+        integers.push_back(d);
+    std::string ids, idsType;
+    std::vector<long long> idsDims;
+    if (!integers.empty() && rng() % 2) {
+      const Definition &d = pick(integers, rng);
+      std::string de;
+      if (!shapeOf(d, idsDims, de))
+        return false;
+      ids = d.name;
+      idsType = d.type;
+      at = std::max(at, d.lineEnd);
+    } else {
+      static const std::vector<std::vector<long long>> shapes = {{}, {1}, {3}, {2, 5}};
+      idsDims = pick(shapes, rng);
+      long long n = ad[axis];
+      const std::vector<long long> choices = {0, n - 1, -1, n / 2, n}; // n: out of range
+      long long v = choices[rng() % (rng() % 16 == 0 ? 5 : 4)];
+      ids = fresh();
+      idsType = typeOf(idsDims, rng() % 2 ? "i32" : "i64");
+      lines.push_back(ids + " = fusec.constant dense<" + std::to_string(v) + "> : " + idsType);
+    }
+    std::vector<long long> out(ad.begin(), ad.begin() + static_cast<long>(axis));
+    out.insert(out.end(), idsDims.begin(), idsDims.end());
+    out.insert(out.end(), ad.begin() + static_cast<long>(axis) + 1, ad.end());
+    result = typeOf(out, ae);
+    lines.push_back(r + " = fusec.gather " + a.name + "[" + ids + "] axis " +
+                    std::to_string(axis) + " : (" + a.type + ", " + idsType + ") -> " + result);
+    break;
+  }
+  case 6: { // a broadcast: a new dim, or a size-1 dim widened
+    std::vector<long long> out = ad;
+    std::vector<size_t> ones;
+    for (size_t i = 0; i < rank; ++i)
+      if (ad[i] == 1)
+        ones.push_back(i);
+    static const std::vector<long long> sizes = {1, 2, 3, 8, 33};
+    std::string dims;
+    if (!ones.empty() && rng() % 2) {
+      out[pick(ones, rng)] = pick(sizes, rng);
+      for (size_t i = 0; i < rank; ++i)
+        dims += (i ? ", " : "") + std::to_string(i);
+    } else {
+      size_t where = rng() % (rank + 1);
+      out.insert(out.begin() + static_cast<long>(where), pick(sizes, rng));
+      for (size_t i = 0; i < rank; ++i)
+        dims += (i ? ", " : "") + std::to_string(i < where ? i : i + 1);
+    }
+    result = typeOf(out, ae);
+    lines.push_back(r + " = fusec.broadcast " + a.name + " dims [" + dims + "] : " + a.type +
+                    " -> " + result);
+    break;
+  }
+  default: { // attention of a by itself, as [B, H, S, D]
+    if (rank == 0 || rank > 4)
+      return false;
+    std::vector<long long> q = ad;
+    while (q.size() < 4)
+      q.insert(q.begin(), 1);
+    std::string operand = a.name, type = a.type;
+    if (rank < 4) {
+      operand = fresh();
+      type = typeOf(q, ae);
+      lines.push_back(operand + " = fusec.reshape " + a.name + " : " + a.type + " -> " + type);
+    }
+    result = type;
+    lines.push_back(r + " = fusec.attention " + operand + ", " + operand + ", " + operand +
+                    " {scale = 0.125 : f64" + (rng() % 2 ? ", causal" : "") + "} : (" + type +
+                    ", " + type + ", " + type + ") -> " + type);
+    break;
+  }
+  }
+  std::string block;
+  for (const std::string &l : lines)
+    block += "\n  " + l;
+  std::string copy = text;
+  copy.insert(at, block);
+  if (!returnAlso(copy, at, r, result))
+    return false;
+  text = std::move(copy);
+  return true;
+}
+
 /// One of the changes above, drawn by `rng` (several tries before giving
 /// up); whether the text changed.
 inline bool mutateMlirText(std::string &text, std::mt19937_64 &rng) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     bool changed = false;
-    switch (rng() % 8) {
+    switch (rng() % 9) {
     case 0:
       changed = mutateDimension(text, rng);
       break;
@@ -480,6 +787,9 @@ inline bool mutateMlirText(std::string &text, std::mt19937_64 &rng) {
       break;
     case 6:
       changed = addResult(text, rng);
+      break;
+    case 7:
+      changed = combineValues(text, rng);
       break;
     default:
       changed = mutateSplat(text, rng);

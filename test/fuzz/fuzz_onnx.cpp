@@ -6,22 +6,76 @@
 // importer's output is never a parse error. Seeds: corpus/onnx (models of
 // the ONNX backend tests and the real-model suite's kind).
 //
+// Half of the mutations are structure-aware (OnnxMutator.h: the model
+// decoded along onnx.proto, a dimension, attribute, op type, input, node or
+// initializer changed, and encoded again), the other half libFuzzer's own
+// on bytes. FUSEC_FUZZ_MUTATOR=bytes keeps libFuzzer's alone (to compare).
+// FUSEC_FUZZ_STATS=1 prints, at exit, how many inputs imported and how many
+// got through the pipeline.
+//
 //===----------------------------------------------------------------------===//
 
 #include "FuzzPipeline.h"
+#include "OnnxMutator.h"
 #include "fusec/Import/Onnx.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+
+namespace {
+
+struct Stats {
+  size_t runs = 0, imported = 0, compiled = 0;
+  bool enabled = std::getenv("FUSEC_FUZZ_STATS") != nullptr;
+  ~Stats() {
+    if (enabled && runs)
+      std::fprintf(stderr, "fuzz_onnx: %zu inputs, %zu imported (%.1f%%), %zu through the "
+                           "pipeline (%.1f%%)\n",
+                   runs, imported, 100.0 * imported / runs, compiled, 100.0 * compiled / runs);
+  }
+};
+Stats stats;
+
+bool structureAware() {
+  static const bool on = [] {
+    const char *m = std::getenv("FUSEC_FUZZ_MUTATOR");
+    return !(m && std::strcmp(m, "bytes") == 0);
+  }();
+  return on;
+}
+
+} // namespace
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t maxSize,
+                                          unsigned int seed) {
+  std::mt19937_64 rng(seed);
+  if (structureAware() && rng() % 2 == 0) {
+    std::string bytes(reinterpret_cast<const char *>(data), size);
+    if (fusec::fuzz::onnx::mutateModel(bytes, rng) && bytes.size() <= maxSize) {
+      std::memcpy(data, bytes.data(), bytes.size());
+      return bytes.size();
+    }
+  }
+  return LLVMFuzzerMutate(data, size, maxSize);
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  ++stats.runs;
   auto imported = fusec::importOnnx(
       absl::string_view(reinterpret_cast<const char *>(data), size), /*baseDir=*/"");
   if (!imported.ok())
     return 0;
-  if (!fusec::fuzz::compile(imported->mlir, /*ptx=*/false)) {
+  ++stats.imported;
+  bool compiled = fusec::fuzz::compile(imported->mlir, /*ptx=*/false);
+  stats.compiled += compiled;
+  if (!compiled) {
     // Import succeeded: its text must at least parse and verify.
     mlir::DialectRegistry registry;
     registry.insert<fusec::FusecDialect, mlir::func::FuncDialect>();

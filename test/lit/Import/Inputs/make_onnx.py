@@ -10,6 +10,7 @@ a protobuf writer of its own (no onnx package needed):
   layer_norm.onnx    LayerNormalization over the last dim, opset 17
   layer_norm_mixed.onnx  f32 X with f16 Scale and B, as TorchScript's fp16
                      export writes them (cast to X's type at import)
+  argmax_wide.onnx   ArgMax over the last dim of [1024, 4096]
   attention.onnx     Softmax(MatMul(q, Transpose(k)) * 0.25) @ v, as exports
                      write attention
 """
@@ -134,6 +135,10 @@ def main():
                                   [tensor("scale", FLOAT16, [], [0.125])],
                                   [("q", FLOAT16, shape), ("k", FLOAT16, shape), ("v", FLOAT16, shape)],
                                   [("o", FLOAT16, shape)]))
+    # ArgMax along the last dim of a [1024, 4096] input: the positions along
+    # the axis are a [4096] constant, broadcast (not a constant of 4M).
+    w("argmax_wide.onnx", model([node("ArgMax", ["x"], ["y"], "am", attr_int("axis", 1))], [],
+                                [("x", FLOAT, [1024, 4096])], [("y", INT64, [1024, 1])]))
 
 
 if __name__ == "__main__":
