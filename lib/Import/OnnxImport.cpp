@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -790,6 +791,96 @@ absl::StatusOr<Val> Importer::axisIota(const std::vector<int64_t> &shape, int64_
   std::vector<int64_t> along(shape.size(), 1);
   along[axis] = shape[axis];
   return broadcastTo(wrap(*iota, along), shape);
+}
+
+int64_t Importer::smallMapElements() {
+  static const int64_t n = [] {
+    const char *env = std::getenv("FUSEC_IMPORT_SMALL_MAP");
+    int64_t v = 0;
+    if (env && absl::SimpleAtoi(env, &v) && v >= 0)
+      return v;
+    return int64_t(1) << 16;
+  }();
+  return n;
+}
+
+absl::StatusOr<Val>
+Importer::separableIndexMap(const std::vector<int64_t> &shape,
+                            const std::function<int64_t(int64_t, int64_t)> &fn) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (elementCount(shape) <= smallMapElements())
+    return knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
+      int64_t f = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        f += fn(d, c[d]);
+      return f;
+    });
+  std::optional<Val> sum;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (auto fits = mapFits(*this, {shape[d]}, "index map"); !fits.ok())
+      return fits;
+    HostTensor h(DType::I64, {shape[d]});
+    bool zero = true;
+    for (int64_t i = 0; i < shape[d]; ++i)
+      zero &= (h.ints[i] = fn(d, i)) == 0;
+    if (zero)
+      continue;
+    std::vector<int64_t> along(shape.size(), 1);
+    along[d] = shape[d];
+    Val part = reshape(knownVal(std::move(h)), along);
+    if (!sum) {
+      sum = part;
+      continue;
+    }
+    auto added = binary("add", *sum, part);
+    if (!added.ok())
+      return added;
+    sum = *added;
+  }
+  return broadcastTo(sum ? *sum : intConstant(DType::I64, 0), shape);
+}
+
+absl::StatusOr<Val> Importer::separableMask(const std::vector<int64_t> &shape,
+                                            const std::function<bool(int64_t, int64_t)> &fn) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (elementCount(shape) <= smallMapElements())
+    return knownMask(shape, [&](const std::vector<int64_t> &c) {
+      for (int64_t d = 0; d < rank; ++d)
+        if (!fn(d, c[d]))
+          return false;
+      return true;
+    });
+  std::optional<Val> all;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (auto fits = mapFits(*this, {shape[d]}, "mask"); !fits.ok())
+      return fits;
+    HostTensor h(DType::I1, {shape[d]});
+    bool every = true;
+    for (int64_t i = 0; i < shape[d]; ++i) {
+      bool in = fn(d, i);
+      h.data[i] = in ? 1.0 : 0.0;
+      every &= in;
+    }
+    if (every)
+      continue;
+    std::vector<int64_t> along(shape.size(), 1);
+    along[d] = shape[d];
+    Val part = reshape(knownVal(std::move(h)), along);
+    if (!all) {
+      all = part;
+      continue;
+    }
+    auto both = binary("and", *all, part);
+    if (!both.ok())
+      return both;
+    all = *both;
+  }
+  if (!all) {
+    HostTensor yes(DType::I1, {});
+    yes.data[0] = 1.0;
+    return broadcastTo(knownVal(std::move(yes)), shape);
+  }
+  return broadcastTo(*all, shape);
 }
 
 absl::StatusOr<Val>

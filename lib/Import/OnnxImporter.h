@@ -154,6 +154,19 @@ public:
   /// The coordinate along `axis` at each element of `shape`: a known
   /// [shape[axis]] iota broadcast (no constant of the whole shape).
   absl::StatusOr<Val> axisIota(const std::vector<int64_t> &shape, int64_t axis);
+  /// The i64 map sum over d of fn(d, c_d) at each coordinate c of `shape`
+  /// (a flat gather index whose parts depend on one dim each): one known
+  /// constant up to smallMapElements() (folded like any known value), past
+  /// that a [shape[d]] constant a dim, broadcast and added at run time (a
+  /// pad of a 224x224 image is not a constant of its elements).
+  absl::StatusOr<Val> separableIndexMap(const std::vector<int64_t> &shape,
+                                        const std::function<int64_t(int64_t, int64_t)> &fn);
+  /// The i1 map: fn(d, c_d) for every d; the same two forms.
+  absl::StatusOr<Val> separableMask(const std::vector<int64_t> &shape,
+                                    const std::function<bool(int64_t, int64_t)> &fn);
+  /// 2^16, or $FUSEC_IMPORT_SMALL_MAP (for testing: 0 builds every such
+  /// map at run time).
+  static int64_t smallMapElements();
 
   /// Evaluates `fn` on `inputs` (all known) at import: the building blocks
   /// it calls are emitted into a scratch function that the reference

@@ -757,11 +757,8 @@ absl::Status importSlice(Importer &I) {
     return I.define(0, I.slice(x, offsets, strides, shape));
   // Negative steps: the elements through an index map.
   auto src = stridesOf(x.shape);
-  TRY(index, I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
-    int64_t f = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      f += (offsets[d] + c[d] * strides[d]) * src[d];
-    return f;
+  TRY(index, I.separableIndexMap(shape, [&](int64_t d, int64_t i) {
+    return (offsets[d] + i * strides[d]) * src[d];
   }));
   return I.define(0, I.gatherFlat(x, index));
 }
@@ -780,12 +777,8 @@ absl::Status importTile(Importer &I) {
   if (elementCount(shape) == 0)
     return I.define(0, knownVal(HostTensor(x.dtype, shape)));
   auto src = stridesOf(x.shape);
-  TRY(index, I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
-    int64_t f = 0;
-    for (size_t d = 0; d < c.size(); ++d)
-      f += (c[d] % x.shape[d]) * src[d];
-    return f;
-  }));
+  TRY(index, I.separableIndexMap(
+                 shape, [&](int64_t d, int64_t i) { return (i % x.shape[d]) * src[d]; }));
   return I.define(0, I.gatherFlat(x, index));
 }
 
@@ -850,11 +843,8 @@ absl::Status importPad(Importer &I) {
     int64_t period = 2 * (n - 1), m = ((i % period) + period) % period;
     return m < n ? m : period - m;
   };
-  TRY(index, I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
-    int64_t f = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      f += std::max<int64_t>(from(d, c[d]), 0) * src[d];
-    return f;
+  TRY(index, I.separableIndexMap(shape, [&](int64_t d, int64_t i) {
+    return std::max<int64_t>(from(d, i), 0) * src[d];
   }));
   Val gathered = I.gatherFlat(x, index);
   if (mode != "constant")
@@ -865,12 +855,7 @@ absl::Status importPad(Importer &I) {
     TRY(v, I.input(2));
     fill = I.reshape(v, {});
   }
-  TRY(inside, I.knownMask(shape, [&](const std::vector<int64_t> &c) {
-    for (int64_t d = 0; d < rank; ++d)
-      if (from(d, c[d]) < 0)
-        return false;
-    return true;
-  }));
+  TRY(inside, I.separableMask(shape, [&](int64_t d, int64_t i) { return from(d, i) >= 0; }));
   TRY(r, I.select(inside, gathered, fill));
   return I.define(0, r);
 }
@@ -922,12 +907,8 @@ absl::Status importGatherElements(Importer &I) {
     return I.define(0, knownVal(HostTensor(data.dtype, idx.shape)));
   auto src = stridesOf(data.shape);
   // Flat source index: the element's own coordinates, its index along axis.
-  TRY(base, I.knownIndexMap(idx.shape, [&](const std::vector<int64_t> &c) {
-    int64_t f = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != ax)
-        f += c[d] * src[d];
-    return f;
+  TRY(base, I.separableIndexMap(idx.shape, [&](int64_t d, int64_t i) {
+    return d != ax ? i * src[d] : 0;
   }));
   TRY(along, normalizedIndex(I, idx, data.shape[ax]));
   TRY(scaled, I.binary("mul", along, I.intConstant(DType::I64, src[ax])));
@@ -971,13 +952,12 @@ absl::Status importGatherND(Importer &I) {
   }
   // Plus the batch coordinates and the trailing (copied) coordinates.
   int64_t leadRank = static_cast<int64_t>(lead.size());
-  TRY(base, I.knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
-    int64_t f = 0;
-    for (int64_t d = 0; d < b; ++d)
-      f += c[d] * src[d];
-    for (size_t j = leadRank; j < c.size(); ++j)
-      f += c[j] * src[b + k + (j - leadRank)];
-    return f;
+  TRY(base, I.separableIndexMap(shape, [&](int64_t d, int64_t i) -> int64_t {
+    if (d < b)
+      return i * src[d];
+    if (d >= leadRank)
+      return i * src[b + k + (d - leadRank)];
+    return 0;
   }));
   TRY(flat, I.binary("add", base, I.broadcastTo(I.reshape(*tuple, [&] {
                                                   std::vector<int64_t> s = lead;
@@ -1384,10 +1364,22 @@ absl::Status importTrilu(Importer &I) {
     return I.invalid("Trilu needs rank 2 or more");
   bool upper = I.attrInt("upper", 1);
   int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
-  TRY(mask, I.knownMask({rows, cols}, [&](const std::vector<int64_t> &c) {
-    int64_t i = c[0], j = c[1];
-    return upper ? (j - i >= k) : (j - i <= k);
-  }));
+  // Where it is large (a causal mask of an LLM's context), j - i against k
+  // at run time, not a constant of rows x cols.
+  Val mask;
+  if (rows * cols <= Importer::smallMapElements()) {
+    TRY(known, I.knownMask({rows, cols}, [&](const std::vector<int64_t> &c) {
+      int64_t i = c[0], j = c[1];
+      return upper ? (j - i >= k) : (j - i <= k);
+    }));
+    mask = known;
+  } else {
+    TRY(row, I.axisIota({rows, cols}, 0));
+    TRY(col, I.axisIota({rows, cols}, 1));
+    TRY(diff, I.binary("sub", col, row));
+    mask = I.compare(upper ? "ge" : "le", diff,
+                     I.broadcastTo(I.intConstant(DType::I64, k), {rows, cols}));
+  }
   Val zero = isFloat(x.dtype) ? I.constant(x.dtype, 0) : I.intConstant(x.dtype, 0);
   TRY(r, I.select(mask, x, zero));
   return I.define(0, r);

@@ -1795,39 +1795,43 @@ struct DecomposePool : OpRewritePattern<PoolOp> {
     auto extent = [&](int64_t i) { return in.getDimSize(i + 2); };
     bool isMax = op.getKind() == ReduceKind::max;
     SmallVector<int64_t> outDims(outType.getShape().drop_front(2));
-    // The divisor of each output position (a mean).
-    SmallVector<int64_t> counts;
+    // The divisor of a mean: the window positions inside (the input, or
+    // the padding too with count_include_pad), a product over the dims of
+    // each dim's count at that output coordinate. A dim whose counts are all
+    // alike joins one splat; the others are [out] vectors of reciprocals,
+    // inputs of the kernel broadcast along their dim (the code generator
+    // materializes only splats in a body). Not a plane of every output
+    // position: linear in the dims, not their product.
+    double uniform = 1;
+    SmallVector<int64_t> varying; // window dims whose counts differ
+    SmallVector<Value> inputs = {input};
     if (!isMax) {
-      int64_t positions = 1;
-      for (int64_t d : outDims)
-        positions *= d;
-      for (int64_t o = 0; o < positions; ++o) {
-        int64_t rem = o, count = 1;
-        for (int64_t i = static_cast<int64_t>(outDims.size()) - 1; i >= 0; --i) {
-          int64_t pos = rem % outDims[i];
-          rem /= outDims[i];
-          int64_t lo = op.getCountIncludePad() ? -w.padLow[i] : 0;
-          int64_t hi = extent(i) + (op.getCountIncludePad() ? w.padHigh[i] : 0);
+      for (int64_t i = 0; i < static_cast<int64_t>(outDims.size()); ++i) {
+        int64_t lo = op.getCountIncludePad() ? -w.padLow[i] : 0;
+        int64_t hi = extent(i) + (op.getCountIncludePad() ? w.padHigh[i] : 0);
+        SmallVector<float> inverse;
+        int64_t firstCount = -1;
+        bool alike = true;
+        for (int64_t pos = 0; pos < outDims[i]; ++pos) {
           int64_t inside = 0;
           for (int64_t t = 0; t < w.kernel[i]; ++t) {
             int64_t cpos = pos * w.strides[i] - w.padLow[i] + t * w.dilations[i];
             inside += cpos >= lo && cpos < hi;
           }
-          count *= inside;
+          if (firstCount < 0)
+            firstCount = inside;
+          alike &= inside == firstCount;
+          inverse.push_back(inside ? 1.0f / static_cast<float>(inside) : 0.0f);
         }
-        counts.push_back(count);
+        if (alike) {
+          uniform *= firstCount < 0 ? 1 : static_cast<double>(firstCount);
+          continue;
+        }
+        varying.push_back(i);
+        auto vec = RankedTensorType::get({outDims[i]}, b.getF32Type());
+        inputs.push_back(ConstantOp::create(b, loc, vec,
+                                            DenseElementsAttr::get(vec, ArrayRef<float>(inverse))));
       }
-    }
-    // Divisors that differ are a constant plane, an input of the kernel
-    // (the code generator materializes only splats in a body).
-    SmallVector<Value> inputs = {input};
-    if (!isMax && !llvm::all_equal(counts)) {
-      SmallVector<float> values;
-      for (int64_t cnt : counts)
-        values.push_back(cnt ? 1.0f / static_cast<float>(cnt) : 0.0f);
-      auto plane = RankedTensorType::get(outDims, b.getF32Type());
-      inputs.push_back(ConstantOp::create(b, loc, plane,
-                                          DenseElementsAttr::get(plane, ArrayRef<float>(values))));
     }
     Value y = buildKernel(b, loc, isMax ? "max_pool" : "avg_pool", inputs, poolType,
                           [&](ArrayRef<Value> args) -> Value {
@@ -1848,16 +1852,11 @@ struct DecomposePool : OpRewritePattern<PoolOp> {
       }
       if (!isMax) {
         auto accType = cast<RankedTensorType>(acc.getType());
-        Value inv;
-        if (args.size() == 1) {
-          inv = splatOf(b, loc, accType, 1.0 / static_cast<double>(counts[0]));
-        } else {
-          SmallVector<int64_t> dims;
-          for (int64_t i = first; i < first + rank - 2; ++i)
-            dims.push_back(i);
-          inv = BroadcastOp::create(b, loc, accType, e.in(args[1]), dims);
-        }
-        acc = e.mul(acc, inv);
+        if (uniform != 1 || varying.empty())
+          acc = e.mul(acc, splatOf(b, loc, accType, uniform ? 1.0 / uniform : 0.0));
+        for (auto [k, i] : llvm::enumerate(varying))
+          acc = e.mul(acc, BroadcastOp::create(b, loc, accType, e.in(args[1 + k]),
+                                               ArrayRef<int64_t>{first + i}));
       }
       return e.out(acc, poolType);
     });
