@@ -299,12 +299,83 @@ absl::Status importConv(Importer &I) {
   return I.define(0, yb);
 }
 
+/// MaxPool's Indices: for each output element, the flat index into `x`
+/// (row-major, or with its spatial dims column-major for storage_order 1)
+/// of the first window position, in the window's row-major order, that
+/// holds the maximum `y`. Each tap is a gather of `x` at the tap's
+/// (clamped) coordinates, compared with `y` where the tap is inside `x`;
+/// the taps are chained by selects from the last to the first, so the
+/// first that holds the maximum wins. The index maps are separable (a sum
+/// of per-dim terms): constants of per-dim vectors, not of every element.
+absl::StatusOr<Val> maxPoolIndices(Importer &I, Val x, Val y, const WindowAttrs &win,
+                                   const std::vector<int64_t> &spatial,
+                                   const std::vector<int64_t> &shape, bool columnMajor) {
+  size_t n = spatial.size();
+  int64_t channels = x.shape[1], plane = 1;
+  for (int64_t s : spatial)
+    plane *= s;
+  std::vector<int64_t> rowStride(n, 1), outStride(n, 1);
+  for (size_t i = n - 1; i-- > 0;)
+    rowStride[i] = rowStride[i + 1] * spatial[i + 1];
+  for (size_t i = 1; i < n; ++i)
+    outStride[i] = columnMajor ? outStride[i - 1] * spatial[i - 1] : rowStride[i];
+  if (!columnMajor)
+    outStride[0] = rowStride[0];
+  int64_t taps = 1;
+  for (int64_t k : win.kernel)
+    taps *= k;
+  if (taps > 4096)
+    return I.unsupported(absl::StrCat("MaxPool's Indices over a window of ", taps,
+                                      " positions (at most 4096: a gather each)"));
+  std::optional<Val> result;
+  for (int64_t t = taps - 1; t >= 0; --t) {
+    std::vector<int64_t> k(n);
+    for (int64_t i = static_cast<int64_t>(n) - 1, r = t; i >= 0; --i) {
+      k[i] = r % win.kernel[i];
+      r /= win.kernel[i];
+    }
+    // The input coordinate of output coordinate o along spatial dim i.
+    auto at = [&](size_t i, int64_t o) {
+      return o * win.strides[i] - win.padLow[i] + k[i] * win.dilations[i];
+    };
+    auto flat = [&](const std::vector<int64_t> &stride) {
+      return I.separableIndexMap(shape, [&, stride](int64_t d, int64_t o) -> int64_t {
+        if (d == 0)
+          return o * channels * plane;
+        if (d == 1)
+          return o * plane;
+        size_t i = static_cast<size_t>(d - 2);
+        return std::clamp<int64_t>(at(i, o), 0, spatial[i] - 1) * stride[i];
+      });
+    };
+    TRY(index, flat(outStride));
+    if (!result) { // the last tap: where no tap holds the maximum (NaN)
+      result = index;
+      continue;
+    }
+    Val source = index;
+    if (columnMajor) {
+      TRY(rows, flat(rowStride));
+      source = rows;
+    }
+    TRY(inside, I.separableMask(shape, [&](int64_t d, int64_t o) {
+      if (d < 2)
+        return true;
+      int64_t c = at(static_cast<size_t>(d - 2), o);
+      return c >= 0 && c < spatial[static_cast<size_t>(d - 2)];
+    }));
+    Val hit = I.compare("eq", I.gatherFlat(x, source), y);
+    TRY(take, I.binary("and", hit, inside));
+    TRY(chosen, I.select(take, index, *result));
+    result = chosen;
+  }
+  return *result;
+}
+
 absl::Status importPool(Importer &I) {
   bool isMax = I.node->opType == "MaxPool";
   const char *what = isMax ? "MaxPool" : "AveragePool";
   TRY(x, I.input(0));
-  if (isMax && I.hasOutput(1))
-    return I.unsupported("MaxPool's Indices output");
   TRY(spatial, spatialDims(I, x, what));
   if (!isMax && I.opset < 19 && I.attrInts("dilations"))
     return I.invalid("AveragePool takes dilations from opset 19");
@@ -334,6 +405,12 @@ absl::Status importPool(Importer &I) {
                               includePad ? ", count_include_pad" : "", "} : ", I.ty(x), " -> ",
                               typeOf(x.dtype, shape)),
                  x.dtype, shape);
+  if (isMax && I.hasOutput(1)) {
+    TRY(indices, maxPoolIndices(I, x, y, win, spatial, shape,
+                                I.attrInt("storage_order", 0) != 0));
+    if (absl::Status defined = I.define(1, indices); !defined.ok())
+      return defined;
+  }
   return I.define(0, y);
 }
 
