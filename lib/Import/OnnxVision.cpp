@@ -622,7 +622,7 @@ absl::Status importResize(Importer &I) {
                                         "') must be known at import (a constant)"));
     std::vector<double> out;
     for (int64_t k = 0; k < v.known->numElements(); ++k)
-      out.push_back(v.known->data[k]);
+      out.push_back(v.known->get(k));
     return out;
   };
   if (upsample && I.opset < 9) {
