@@ -1,7 +1,8 @@
 //===- attention.h - The attention forward intrinsic ------------*- C++ -*-===//
 //
 // The host interface of runtime_kernels/attention_sm90.cu (and, for a few
-// query rows, attention_decode.cuh). Q [B, Hq, Sq, D],
+// query rows, attention_decode.cuh and attention_splitkv.cuh; on a GPU of
+// compute capability 10.x, attention_sm100.cu's kernel for every problem). Q [B, Hq, Sq, D],
 // K and V [B, Hkv, Skv, D], O like Q (bf16 or f16, contiguous, 16-byte
 // aligned), LSE [B, Hq, Sq] f32 (natural log; may be null), and an optional
 // key padding mask [B, Skv] of bytes.

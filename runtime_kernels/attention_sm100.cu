@@ -23,22 +23,28 @@
 // Warps: 0 TMA producer, 1 MMA issuer, 2 TMEM allocator, 3 idle, 4-7 the
 // softmax warpgroup (row = thread). One CTA per 128 query rows.
 //
+// Its host side (sm100::launch, attention_sm100.h) is linked into the
+// runtime beside the Hopper kernel; attention::forward takes it on a GPU of
+// compute capability 10.x.
+//
 //===----------------------------------------------------------------------===//
 
-#include "attention_common.cuh"
+#include "attention_sm100.h"
 #include "sm100_ptx.cuh"
 
 #include <cuda.h>
+
+#include <mutex>
 
 namespace fusec::attention::sm100 {
 
 using namespace fusec::ptx;
 
-constexpr int kBlockM = 128;
+constexpr int kBlockM = kBlockRows;
 constexpr int kThreads = 256;
 
 template <int D> struct Config {
-  static constexpr int kBlockN = D <= 128 ? 128 : 64;
+  static constexpr int kBlockN = keyBlockRows(D);
   static constexpr int kStages = 2;
   static constexpr int kColBlocks = D / 64;
   static constexpr int kQBytes = kBlockM * D * 2;
@@ -298,5 +304,50 @@ FUSEC_SM100_INSTANTIATE(256, false)
 FUSEC_SM100_INSTANTIATE(64, true)
 FUSEC_SM100_INSTANTIATE(128, true)
 FUSEC_SM100_INSTANTIATE(256, true)
+
+namespace {
+
+template <int D, bool F16, bool CondRescale, int PolyEvery>
+cudaError_t launchOne(const CUtensorMap &q, const CUtensorMap &k, const CUtensorMap &v,
+                      const KernelParams &kp, cudaStream_t stream) {
+  using C = Config<D>;
+  auto kernel = attentionKernel<D, F16, CondRescale, PolyEvery>;
+  static std::once_flag once;
+  static cudaError_t attrError = cudaSuccess;
+  std::call_once(once, [&] {
+    attrError = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     C::kSmemBytes);
+  });
+  if (attrError != cudaSuccess)
+    return attrError;
+  kernel<<<dim3(kp.mBlocks, kp.bhCount), kThreads, C::kSmemBytes, stream>>>(q, k, v, kp);
+  return cudaGetLastError();
+}
+
+template <int D, bool F16>
+cudaError_t launchDim(bool fa4, const CUtensorMap &q, const CUtensorMap &k, const CUtensorMap &v,
+                      const KernelParams &kp, cudaStream_t stream) {
+  return fa4 ? launchOne<D, F16, true, 4>(q, k, v, kp, stream)
+             : launchOne<D, F16, false, 0>(q, k, v, kp, stream);
+}
+
+} // namespace
+
+cudaError_t launch(int headDim, bool f16, bool fa4, const CUtensorMap &q, const CUtensorMap &k,
+                   const CUtensorMap &v, const KernelParams &kp, cudaStream_t stream) {
+  switch (headDim) {
+  case 64:
+    return f16 ? launchDim<64, true>(fa4, q, k, v, kp, stream)
+               : launchDim<64, false>(fa4, q, k, v, kp, stream);
+  case 128:
+    return f16 ? launchDim<128, true>(fa4, q, k, v, kp, stream)
+               : launchDim<128, false>(fa4, q, k, v, kp, stream);
+  case 256:
+    return f16 ? launchDim<256, true>(fa4, q, k, v, kp, stream)
+               : launchDim<256, false>(fa4, q, k, v, kp, stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
 
 } // namespace fusec::attention::sm100

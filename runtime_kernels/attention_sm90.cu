@@ -33,6 +33,7 @@
 #include "attention_common.cuh"
 #include "attention_decode.cuh"
 #include "attention_splitkv.cuh"
+#include "attention_sm100.h"
 #include "sm90_ptx.cuh"
 
 #include <cuda_bf16.h>
@@ -1052,11 +1053,45 @@ int launchKernel(Kernel kernel, const Problem &pr, cudaStream_t stream) {
   }
 }
 
+/// The compute capability's major number of the current device (0 if it
+/// cannot be had).
+int deviceMajor() {
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return major;
+}
+
+/// Blackwell (compute capability 10.x): the sm_100a kernel, one CTA a tile
+/// for every problem (the decode, split-KV and persistent kernels are
+/// sm_90a code). Ping-pong and pipelining are Hopper's; kCondRescale or
+/// kPolyExp2 take the instance with both FlashAttention-4 ideas.
+int launchBlackwell(const Problem &pr, cudaStream_t stream) {
+  const bool f16 = pr.dtype == kF16;
+  const int d = pr.headDim;
+  CUtensorMap tmQ, tmK, tmV;
+  if (makeMap(&tmQ, pr.q, f16, d, pr.sq, pr.batch * pr.heads, sm100::kBlockRows, "Q") ||
+      makeMap(&tmK, pr.k, f16, d, pr.skv, pr.batch * pr.kvHeads, sm100::keyBlockRows(d), "K") ||
+      makeMap(&tmV, pr.v, f16, d, pr.skv, pr.batch * pr.kvHeads, sm100::keyBlockRows(d), "V"))
+    return 1;
+  KernelParams kp = kernelParams(pr, (pr.sq + sm100::kBlockRows - 1) / sm100::kBlockRows);
+  cudaError_t e = sm100::launch(d, f16, (pr.flags & (kCondRescale | kPolyExp2)) != 0, tmQ, tmK,
+                                tmV, kp, stream);
+  if (e != cudaSuccess)
+    return fail(std::string("attention launch (sm_100a): ") + cudaGetErrorString(e));
+  return 0;
+}
+
 } // namespace
 
 int forward(const Problem &prIn, cudaStream_t stream) {
   if (validate(prIn))
     return 1;
+  if (deviceMajor() == 10)
+    return launchBlackwell(prIn, stream);
   Problem pr = prIn;
   const bool tiledOnly = (pr.flags & kTiledOnly) != 0;
   programmatic = (pr.flags & kProgrammatic) != 0;
