@@ -618,6 +618,8 @@ absl::StatusOr<Value> KernelEmitter::eval(Value v, Value index, int lane) {
   if (!result.ok())
     return result;
   Value out = *result;
+  if (!out)
+    return unimplemented(op, "no value generated for this op");
   if (elemTypes(v.getType())->isFloat)
     out = roundTo(out, v.getType());
   remember(v, index, out);
@@ -805,7 +807,9 @@ absl::StatusOr<Value> KernelEmitter::evalOp(Operation *op, Value v, Value index,
         return x;
       chosen = chosen ? e.select(inShared, *x, chosen) : *x;
     }
-    return chosen;
+    // Every part is empty along the dim: the concat has no elements, and
+    // no element reaches this code.
+    return chosen ? chosen : e.poison(rt.compute);
   }
   if (auto ga = dyn_cast<GatherOp>(op)) {
     // result = table[:axis] ++ indices ++ table[axis+1:]; a negative index

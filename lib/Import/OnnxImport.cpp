@@ -808,7 +808,10 @@ absl::StatusOr<Val>
 Importer::separableIndexMap(const std::vector<int64_t> &shape,
                             const std::function<int64_t(int64_t, int64_t)> &fn) {
   int64_t rank = static_cast<int64_t>(shape.size());
-  if (elementCount(shape) <= smallMapElements())
+  auto total = checkedElements(shape);
+  if (!total.ok())
+    return total.status();
+  if (*total <= smallMapElements())
     return knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
       int64_t f = 0;
       for (int64_t d = 0; d < rank; ++d)
@@ -843,7 +846,10 @@ Importer::separableIndexMap(const std::vector<int64_t> &shape,
 absl::StatusOr<Val> Importer::separableMask(const std::vector<int64_t> &shape,
                                             const std::function<bool(int64_t, int64_t)> &fn) {
   int64_t rank = static_cast<int64_t>(shape.size());
-  if (elementCount(shape) <= smallMapElements())
+  auto total = checkedElements(shape);
+  if (!total.ok())
+    return total.status();
+  if (*total <= smallMapElements())
     return knownMask(shape, [&](const std::vector<int64_t> &c) {
       for (int64_t d = 0; d < rank; ++d)
         if (!fn(d, c[d]))

@@ -772,9 +772,13 @@ absl::Status importTile(Importer &I) {
   for (size_t d = 0; d < reps.size(); ++d) {
     if (reps[d] < 0)
       return I.invalid("a negative repeat");
-    shape.push_back(x.shape[d] * reps[d]);
+    int64_t tiled;
+    if (__builtin_mul_overflow(x.shape[d], reps[d], &tiled))
+      return I.invalid(absl::StrCat("repeat ", reps[d], " of dim ", d, " overflows"));
+    shape.push_back(tiled);
   }
-  if (elementCount(shape) == 0)
+  TRY(tiledElements, I.checkedElements(shape));
+  if (tiledElements == 0)
     return I.define(0, knownVal(HostTensor(x.dtype, shape)));
   auto src = stridesOf(x.shape);
   TRY(index, I.separableIndexMap(
@@ -817,14 +821,15 @@ absl::Status importPad(Importer &I) {
     if (shape[axes[i]] < 0)
       return I.invalid("pads remove more than the dim");
   }
+  TRY(padded, I.checkedElements(shape));
   // Edge, reflect and wrap read the input: an empty dim has nothing to read.
-  if (mode != "constant" && elementCount(shape) != 0)
+  if (mode != "constant" && padded != 0)
     for (int64_t d = 0; d < rank; ++d)
       if (x.shape[d] == 0)
         return I.invalid(absl::StrCat("mode '", mode, "' pads dim ", d, ", which is empty"));
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
     return I.invalid(absl::StrCat("mode '", mode, "'"));
-  if (elementCount(shape) == 0)
+  if (padded == 0)
     return I.define(0, knownVal(HostTensor(x.dtype, shape)));
   auto src = stridesOf(x.shape);
   // The source coordinate along d of output coordinate o, or -1 outside.
@@ -931,7 +936,8 @@ absl::Status importGatherND(Importer &I) {
       return I.invalid("batch dims differ");
   std::vector<int64_t> lead(idx.shape.begin(), idx.shape.end() - 1), shape = lead;
   shape.insert(shape.end(), data.shape.begin() + b + k, data.shape.end());
-  if (elementCount(shape) == 0)
+  TRY(gathered, I.checkedElements(shape));
+  if (gathered == 0)
     return I.define(0, knownVal(HostTensor(data.dtype, shape)));
   auto src = stridesOf(data.shape);
   // The tuple's part of the flat index, over the leading dims.
