@@ -793,15 +793,17 @@ absl::StatusOr<Val> Importer::axisIota(const std::vector<int64_t> &shape, int64_
   return broadcastTo(wrap(*iota, along), shape);
 }
 
-int64_t Importer::smallMapElements() {
-  static const int64_t n = [] {
+int64_t Importer::smallMapElements(bool indexMap) {
+  static const int64_t forced = [] {
     const char *env = std::getenv("FUSEC_IMPORT_SMALL_MAP");
     int64_t v = 0;
     if (env && absl::SimpleAtoi(env, &v) && v >= 0)
       return v;
-    return int64_t(1) << 16;
+    return int64_t(-1);
   }();
-  return n;
+  if (forced >= 0)
+    return forced;
+  return indexMap ? int64_t(1) << 22 : int64_t(1) << 16;
 }
 
 absl::StatusOr<Val>
@@ -811,7 +813,7 @@ Importer::separableIndexMap(const std::vector<int64_t> &shape,
   auto total = checkedElements(shape);
   if (!total.ok())
     return total.status();
-  if (*total <= smallMapElements())
+  if (*total <= smallMapElements(/*indexMap=*/true))
     return knownIndexMap(shape, [&](const std::vector<int64_t> &c) {
       int64_t f = 0;
       for (int64_t d = 0; d < rank; ++d)
@@ -849,7 +851,7 @@ absl::StatusOr<Val> Importer::separableMask(const std::vector<int64_t> &shape,
   auto total = checkedElements(shape);
   if (!total.ok())
     return total.status();
-  if (*total <= smallMapElements())
+  if (*total <= smallMapElements(/*indexMap=*/false))
     return knownMask(shape, [&](const std::vector<int64_t> &c) {
       for (int64_t d = 0; d < rank; ++d)
         if (!fn(d, c[d]))

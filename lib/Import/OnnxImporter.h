@@ -156,17 +156,23 @@ public:
   absl::StatusOr<Val> axisIota(const std::vector<int64_t> &shape, int64_t axis);
   /// The i64 map sum over d of fn(d, c_d) at each coordinate c of `shape`
   /// (a flat gather index whose parts depend on one dim each): one known
-  /// constant up to smallMapElements() (folded like any known value), past
-  /// that a [shape[d]] constant a dim, broadcast and added at run time (a
-  /// pad of a 224x224 image is not a constant of its elements).
+  /// constant up to smallMapElements(true) (folded like any known value),
+  /// past that a [shape[d]] constant a dim, broadcast and added at run time
+  /// (a pad of a batch of images is not a constant of its elements). The
+  /// gather that reads the map is a kernel of its own, so a map built at
+  /// run time is written once and read once: past 2^22 elements that costs
+  /// less than a constant of 32 MB or more built and uploaded at import.
   absl::StatusOr<Val> separableIndexMap(const std::vector<int64_t> &shape,
                                         const std::function<int64_t(int64_t, int64_t)> &fn);
-  /// The i1 map: fn(d, c_d) for every d; the same two forms.
+  /// The i1 map: fn(d, c_d) for every d; the same two forms, the constant
+  /// up to smallMapElements(false) (a mask feeds a select, an elementwise
+  /// op, which the run-time form fuses into).
   absl::StatusOr<Val> separableMask(const std::vector<int64_t> &shape,
                                     const std::function<bool(int64_t, int64_t)> &fn);
-  /// 2^16, or $FUSEC_IMPORT_SMALL_MAP (for testing: 0 builds every such
-  /// map at run time).
-  static int64_t smallMapElements();
+  /// The most elements an index map (2^22) or a mask (2^16) built at import
+  /// keeps as one constant; $FUSEC_IMPORT_SMALL_MAP overrides both (for
+  /// testing: 0 builds every such map at run time).
+  static int64_t smallMapElements(bool indexMap);
 
   /// Evaluates `fn` on `inputs` (all known) at import: the building blocks
   /// it calls are emitted into a scratch function that the reference

@@ -1373,7 +1373,7 @@ absl::Status importTrilu(Importer &I) {
   // Where it is large (a causal mask of an LLM's context), j - i against k
   // at run time, not a constant of rows x cols.
   Val mask;
-  if (rows * cols <= Importer::smallMapElements()) {
+  if (rows * cols <= Importer::smallMapElements(/*indexMap=*/false)) {
     TRY(known, I.knownMask({rows, cols}, [&](const std::vector<int64_t> &c) {
       int64_t i = c[0], j = c[1];
       return upper ? (j - i >= k) : (j - i <= k);

@@ -12,7 +12,7 @@ a protobuf writer of its own (no onnx package needed):
                      export writes them (cast to X's type at import)
   argmax_wide.onnx   ArgMax over the last dim of [1024, 4096]
   trilu_causal.onnx  Trilu (lower) of [4096, 4096], opset 14
-  pad_reflect.onnx   a reflect Pad of [1, 3, 224, 224] by 3
+  pad_reflect.onnx   a reflect Pad of [8, 3, 512, 512] by 3
   attention.onnx     Softmax(MatMul(q, Transpose(k)) * 0.25) @ v, as exports
                      write attention
 """
@@ -142,7 +142,7 @@ def main():
     w("argmax_wide.onnx", model([node("ArgMax", ["x"], ["y"], "am", attr_int("axis", 1))], [],
                                 [("x", FLOAT, [1024, 4096])], [("y", INT64, [1024, 1])]))
     # A causal mask as LLM exports write it (Trilu of a [4096, 4096] input)
-    # and a reflect Pad of an image: large maps built at run time.
+    # and a reflect Pad of a batch of images: large maps built at run time.
     w("trilu_causal.onnx", model([node("Trilu", ["x", "k"], ["y"], "tri", attr_int("upper", 0))],
                                  [tensor("k", INT64, [], [0])],
                                  [("x", FLOAT, [4096, 4096])], [("y", FLOAT, [4096, 4096])],
@@ -150,7 +150,7 @@ def main():
     w("pad_reflect.onnx", model([node("Pad", ["x", "pads"], ["y"], "pad",
                                       ld(5, ld(1, "mode") + ld(4, "reflect") + vi(20, 3)))],
                                 [tensor("pads", INT64, [8], [0, 0, 3, 3, 0, 0, 3, 3])],
-                                [("x", FLOAT, [1, 3, 224, 224])], [("y", FLOAT, [1, 3, 230, 230])]))
+                                [("x", FLOAT, [8, 3, 512, 512])], [("y", FLOAT, [8, 3, 518, 518])]))
 
 
 if __name__ == "__main__":
