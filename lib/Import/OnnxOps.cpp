@@ -884,7 +884,8 @@ absl::Status importGather(Importer &I) {
       if (int64_t k = idx.known->getInt(i); k < -n || k >= n)
         return I.invalid(absl::StrCat("index ", k, " out of range [", -n, ", ", n, ")"));
   }
-  if (elementCount(shape) == 0)
+  TRY(gathered, I.checkedElements(shape));
+  if (gathered == 0)
     return I.define(0, knownVal(HostTensor(data.dtype, shape)));
   return I.define(0, I.emit(absl::StrCat("fusec.gather ", I.use(data), "[", I.use(idx), "] axis ",
                                          ax, " : (", I.ty(data), ", ", I.ty(idx), ") -> ",

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -198,9 +199,13 @@ Tolerance toleranceFor(DType type) {
 }
 
 int64_t elementCount(const std::vector<int64_t> &shape) {
+  for (int64_t d : shape)
+    if (d == 0)
+      return 0;
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return INT64_MAX; // saturates: any limit check then fails
   return n;
 }
 

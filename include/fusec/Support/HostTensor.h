@@ -113,7 +113,8 @@ struct HostTensor {
   std::string typeString() const;
 };
 
-/// Number of elements of `shape` (1 for a scalar).
+/// Number of elements of `shape` (1 for a scalar; 0 if a dim is 0, however
+/// large the others); INT64_MAX where the product overflows.
 int64_t elementCount(const std::vector<int64_t> &shape);
 
 /// Seeded random data: floats uniform in [-2, 2), integers uniform in

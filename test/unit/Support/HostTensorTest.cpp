@@ -322,3 +322,15 @@ TEST(DeviceBytes, TensorsRoundTrip) {
 }
 
 } // namespace
+
+TEST(ElementCount, SaturatesAndIsZeroWithAnyEmptyDim) {
+  EXPECT_EQ(fusec::elementCount({}), 1);
+  EXPECT_EQ(fusec::elementCount({3, 4, 5}), 60);
+  // A zero dim makes the count 0 whatever the others (no overflow first).
+  EXPECT_EQ(fusec::elementCount({int64_t(1) << 62, int64_t(1) << 62, 0}), 0);
+  // A product past int64 saturates instead of wrapping (fuzz_onnx's
+  // Gather of [3, 4, 2^31, 2, 4, 2^31, 2] wrapped to a small count).
+  EXPECT_EQ(fusec::elementCount({3, 4, int64_t(1) << 31, 2, 4, int64_t(1) << 31, 2}), INT64_MAX);
+  EXPECT_EQ(fusec::elementCount({int64_t(1) << 32, int64_t(1) << 32}), INT64_MAX);
+  EXPECT_EQ(fusec::elementCount({int64_t(1) << 31, int64_t(1) << 31}), int64_t(1) << 62);
+}
