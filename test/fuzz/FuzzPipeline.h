@@ -22,9 +22,56 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
 #include <string>
 
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
+
 namespace fusec::fuzz {
+
+/// Whether a harness's structure-aware mutator is on: FUSEC_FUZZ_MUTATOR=bytes
+/// keeps libFuzzer's byte mutations alone (to compare).
+inline bool structureAware() {
+  static const bool on = [] {
+    const char *m = std::getenv("FUSEC_FUZZ_MUTATOR");
+    return !(m && std::strcmp(m, "bytes") == 0);
+  }();
+  return on;
+}
+
+/// A harness's LLVMFuzzerCustomMutator: half of the mutations by `mutate`
+/// (which changes the input's bytes in a std::string and says whether it
+/// did), the other half libFuzzer's own.
+template <typename Mutate>
+size_t mutateHalf(uint8_t *data, size_t size, size_t maxSize, unsigned int seed, Mutate mutate) {
+  std::mt19937_64 rng(seed);
+  if (structureAware() && rng() % 2 == 0) {
+    std::string bytes(reinterpret_cast<const char *>(data), size);
+    if (mutate(bytes, rng) && bytes.size() <= maxSize) {
+      std::memcpy(data, bytes.data(), bytes.size());
+      return bytes.size();
+    }
+  }
+  return LLVMFuzzerMutate(data, size, maxSize);
+}
+
+/// Counts of how far a harness's inputs got, printed at exit under
+/// FUSEC_FUZZ_STATS=1: `first` and `second` are the two stages' names.
+struct Stats {
+  const char *harness, *first, *second;
+  size_t runs = 0, reachedFirst = 0, reachedSecond = 0;
+  bool enabled = std::getenv("FUSEC_FUZZ_STATS") != nullptr;
+  ~Stats() {
+    if (enabled && runs)
+      std::fprintf(stderr, "%s: %zu inputs, %zu %s (%.1f%%), %zu %s (%.1f%%)\n", harness, runs,
+                   reachedFirst, first, 100.0 * reachedFirst / runs, reachedSecond, second,
+                   100.0 * reachedSecond / runs);
+  }
+};
 
 /// How far an input got: not parsed or not verified, verified, or through
 /// the pipeline (and code generation).

@@ -17,49 +17,16 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <random>
 #include <string>
 
 namespace {
-
-struct Stats {
-  size_t runs = 0, verified = 0, compiled = 0;
-  bool enabled = std::getenv("FUSEC_FUZZ_STATS") != nullptr;
-  ~Stats() {
-    if (enabled && runs)
-      std::fprintf(stderr, "fuzz_mlir: %zu inputs, %zu parsed and verified (%.1f%%), %zu through "
-                           "the pipeline and code generation (%.1f%%)\n",
-                   runs, verified, 100.0 * verified / runs, compiled, 100.0 * compiled / runs);
-  }
-};
-Stats stats;
-
-bool structureAware() {
-  static const bool on = [] {
-    const char *m = std::getenv("FUSEC_FUZZ_MUTATOR");
-    return !(m && std::strcmp(m, "bytes") == 0);
-  }();
-  return on;
-}
-
+fusec::fuzz::Stats stats{"fuzz_mlir", "parsed and verified",
+                         "through the pipeline and code generation"};
 } // namespace
-
-extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t maxSize,
                                           unsigned int seed) {
-  std::mt19937_64 rng(seed);
-  if (structureAware() && rng() % 2 == 0) {
-    std::string text(reinterpret_cast<const char *>(data), size);
-    if (fusec::fuzz::mutateMlirText(text, rng) && text.size() <= maxSize) {
-      std::memcpy(data, text.data(), text.size());
-      return text.size();
-    }
-  }
-  return LLVMFuzzerMutate(data, size, maxSize);
+  return fusec::fuzz::mutateHalf(data, size, maxSize, seed, fusec::fuzz::mutateMlirText);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -67,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fusec::fuzz::compile(std::string(reinterpret_cast<const char *>(data), size), /*ptx=*/true,
                        &stage);
   ++stats.runs;
-  stats.verified += stage != fusec::fuzz::Stage::rejected;
-  stats.compiled += stage == fusec::fuzz::Stage::compiled;
+  stats.reachedFirst += stage != fusec::fuzz::Stage::rejected;
+  stats.reachedSecond += stage == fusec::fuzz::Stage::compiled;
   return 0;
 }

@@ -23,47 +23,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <random>
 #include <string>
 
 namespace {
-
-struct Stats {
-  size_t runs = 0, imported = 0, compiled = 0;
-  bool enabled = std::getenv("FUSEC_FUZZ_STATS") != nullptr;
-  ~Stats() {
-    if (enabled && runs)
-      std::fprintf(stderr, "fuzz_onnx: %zu inputs, %zu imported (%.1f%%), %zu through the "
-                           "pipeline (%.1f%%)\n",
-                   runs, imported, 100.0 * imported / runs, compiled, 100.0 * compiled / runs);
-  }
-};
-Stats stats;
-
-bool structureAware() {
-  static const bool on = [] {
-    const char *m = std::getenv("FUSEC_FUZZ_MUTATOR");
-    return !(m && std::strcmp(m, "bytes") == 0);
-  }();
-  return on;
-}
-
+fusec::fuzz::Stats stats{"fuzz_onnx", "imported", "through the pipeline"};
 } // namespace
-
-extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t maxSize,
                                           unsigned int seed) {
-  std::mt19937_64 rng(seed);
-  if (structureAware() && rng() % 2 == 0) {
-    std::string bytes(reinterpret_cast<const char *>(data), size);
-    if (fusec::fuzz::onnx::mutateModel(bytes, rng) && bytes.size() <= maxSize) {
-      std::memcpy(data, bytes.data(), bytes.size());
-      return bytes.size();
-    }
-  }
-  return LLVMFuzzerMutate(data, size, maxSize);
+  return fusec::fuzz::mutateHalf(data, size, maxSize, seed, fusec::fuzz::onnx::mutateModel);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -72,9 +40,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       absl::string_view(reinterpret_cast<const char *>(data), size), /*baseDir=*/"");
   if (!imported.ok())
     return 0;
-  ++stats.imported;
+  ++stats.reachedFirst;
   bool compiled = fusec::fuzz::compile(imported->mlir, /*ptx=*/false);
-  stats.compiled += compiled;
+  stats.reachedSecond += compiled;
   if (!compiled) {
     // Import succeeded: its text must at least parse and verify.
     mlir::DialectRegistry registry;
