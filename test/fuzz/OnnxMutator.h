@@ -12,7 +12,7 @@
 //    opset version, an attribute's float (NaN, infinities, zero, huge);
 //  - a name: a node's op type for another the importer knows, a node's
 //    input for another value of the graph (rewiring it), an attribute's
-//    name;
+//    name, a string attribute's value (a mode, an auto_pad);
 //  - the structure: a node, an attribute, a node input or an integer list
 //    entry duplicated or removed; an initializer's raw data cut short.
 // The model it returns may be invalid ONNX (that is the point), but its
@@ -269,8 +269,8 @@ inline const std::vector<std::string> &knownOps() {
 inline bool mutateFields(std::vector<Field> &model, std::mt19937_64 &rng) {
   std::vector<Site> all;
   sites(model, all);
-  std::vector<Site> numbers, floats, opTypes, nodeInputs, attrNames, nodes, attributes,
-      packed, raw;
+  std::vector<Site> numbers, floats, opTypes, nodeInputs, attrNames, attrStrings, nodes,
+      attributes, packed, raw;
   std::vector<std::string> valueNames;
   for (const Site &s : all) {
     Field &f = s.field();
@@ -294,6 +294,8 @@ inline bool mutateFields(std::vector<Field> &model, std::mt19937_64 &rng) {
     case Kind::Attribute:
       if (f.number == 1)
         attrNames.push_back(s);
+      if (f.number == 4)
+        attrStrings.push_back(s);
       break;
     case Kind::Graph:
       if (f.number == 1)
@@ -312,7 +314,7 @@ inline bool mutateFields(std::vector<Field> &model, std::mt19937_64 &rng) {
     if (f.child == Kind::Attribute)
       attributes.push_back(s);
   }
-  switch (rng() % 10) {
+  switch (rng() % 11) {
   case 0:
   case 1: { // a number
     if (numbers.empty())
@@ -398,6 +400,17 @@ inline bool mutateFields(std::vector<Field> &model, std::mt19937_64 &rng) {
       b.resize(rng() % b.size());
     else
       b.append(1 + rng() % 8, '\x7f');
+    return true;
+  }
+  case 9: { // a string attribute's value (a mode, an auto_pad) for another
+    if (attrStrings.empty())
+      return false;
+    static const std::vector<std::string> values = {
+        "constant", "reflect", "edge", "wrap", "SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET",
+        "nearest", "linear", "cubic", "half_pixel", "align_corners", "asymmetric",
+        "pytorch_half_pixel", "tf_crop_and_resize", "round_prefer_floor", "floor", "ceil",
+        "DCR", "CRD", "", "not a mode"};
+    pickOne(attrStrings, rng).field().bytes = pickOne(values, rng);
     return true;
   }
   default: { // a field removed anywhere (a required one, often)
