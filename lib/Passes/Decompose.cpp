@@ -1804,34 +1804,61 @@ struct DecomposePool : OpRewritePattern<PoolOp> {
     // position: linear in the dims, not their product.
     double uniform = 1;
     SmallVector<int64_t> varying; // window dims whose counts differ
-    SmallVector<Value> inputs = {input};
+    SmallVector<SmallVector<float>> inverses;
     if (!isMax) {
       for (int64_t i = 0; i < static_cast<int64_t>(outDims.size()); ++i) {
         int64_t lo = op.getCountIncludePad() ? -w.padLow[i] : 0;
         int64_t hi = extent(i) + (op.getCountIncludePad() ? w.padHigh[i] : 0);
-        SmallVector<float> inverse;
-        int64_t firstCount = -1;
-        bool alike = true;
-        for (int64_t pos = 0; pos < outDims[i]; ++pos) {
+        int64_t k = w.kernel[i], s = w.strides[i], dl = w.dilations[i], n = outDims[i];
+        auto count = [&](int64_t pos) {
           int64_t inside = 0;
-          for (int64_t t = 0; t < w.kernel[i]; ++t) {
-            int64_t cpos = pos * w.strides[i] - w.padLow[i] + t * w.dilations[i];
+          for (int64_t t = 0; t < k; ++t) {
+            int64_t cpos = pos * s - w.padLow[i] + t * dl;
             inside += cpos >= lo && cpos < hi;
           }
-          if (firstCount < 0)
-            firstCount = inside;
-          alike &= inside == firstCount;
-          inverse.push_back(inside ? 1.0f / static_cast<float>(inside) : 0.0f);
-        }
+          return inside;
+        };
+        // Windows wholly inside [lo, hi) count k: positions p0 .. p1. Only
+        // the others (at most about the window's extent over the stride at
+        // each end) are counted one by one, so a dim of 2^31 positions
+        // costs no walk.
+        int64_t p0 = std::max<int64_t>(0, llvm::divideCeilSigned(lo + w.padLow[i], s));
+        int64_t p1 = std::min<int64_t>(
+            n - 1, llvm::divideFloorSigned(hi - 1 + w.padLow[i] - (k - 1) * dl, s));
+        bool interior = p0 <= p1;
+        int64_t firstCount = interior ? k : (n > 0 ? count(0) : 1);
+        bool alike = true;
+        auto border = [&](auto &&visit) {
+          for (int64_t pos = 0; pos < (interior ? p0 : n); ++pos)
+            visit(pos);
+          if (interior)
+            for (int64_t pos = p1 + 1; pos < n; ++pos)
+              visit(pos);
+        };
+        border([&](int64_t pos) { alike &= count(pos) == firstCount; });
         if (alike) {
-          uniform *= firstCount < 0 ? 1 : static_cast<double>(firstCount);
+          uniform *= static_cast<double>(firstCount);
           continue;
         }
+        // A vector of reciprocals for this dim: at most 2^24 positions
+        // (past that the pool stays undecomposed, and code generation says
+        // it generates no such kernel).
+        if (n > (int64_t(1) << 24))
+          return b.notifyMatchFailure(op, "a mean's divisors differ along a dim of over 2^24");
         varying.push_back(i);
-        auto vec = RankedTensorType::get({outDims[i]}, b.getF32Type());
-        inputs.push_back(ConstantOp::create(b, loc, vec,
-                                            DenseElementsAttr::get(vec, ArrayRef<float>(inverse))));
+        SmallVector<float> inverse(n, 1.0f / static_cast<float>(k));
+        border([&](int64_t pos) {
+          int64_t c = count(pos);
+          inverse[pos] = c ? 1.0f / static_cast<float>(c) : 0.0f;
+        });
+        inverses.push_back(std::move(inverse));
       }
+    }
+    SmallVector<Value> inputs = {input};
+    for (auto [k, i] : llvm::enumerate(varying)) {
+      auto vec = RankedTensorType::get({outDims[i]}, b.getF32Type());
+      inputs.push_back(ConstantOp::create(b, loc, vec,
+                                          DenseElementsAttr::get(vec, ArrayRef<float>(inverses[k]))));
     }
     Value y = buildKernel(b, loc, isMax ? "max_pool" : "avg_pool", inputs, poolType,
                           [&](ArrayRef<Value> args) -> Value {

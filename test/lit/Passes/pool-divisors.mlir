@@ -7,6 +7,11 @@
 // RUN: fusec-opt %s --fusec-pipeline | FileCheck %s
 // RUN: fusec-run --reference --verify-pipeline=fusec-pipeline --function=avg %s | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --reference --verify-pipeline=fusec-pipeline --function=big_uniform %s | FileCheck %s --check-prefix=SAME
+// Divisors that differ along a dim of more than 2^24 positions: no vector
+// is built (it would be 128 MB or more); the pool stays as it is and code
+// generation refuses it cleanly.
+// RUN: not fusec-compile %S/Inputs/pool-wide-varying.mlir --emit=ptx -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE
+// WIDE: no code generation yet for kernel(s) k0_pool
 
 // CHECK-LABEL: func.func @avg
 // CHECK-DAG: %[[H:.*]] = fusec.constant dense<"0x{{[0-9A-F]+}}"> : tensor<300xf32>
