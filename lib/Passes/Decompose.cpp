@@ -1128,6 +1128,20 @@ Value buildKernelOverChain(PatternRewriter &b, Location loc, StringRef name, Val
   });
 }
 
+/// The most taps a window may have for a convolution or a pool to be
+/// decomposed (a slice a tap, in one kernel). Past it the op stays as it is
+/// and code generation refuses it by name: a 6 x 65535 window (fuzz_onnx)
+/// made 393,210 slices, 7 s in fusec-decompose.
+constexpr int64_t kMaxWindowTaps = int64_t(1) << 14;
+
+/// The taps of `w`, saturating past kMaxWindowTaps.
+int64_t windowTapCount(const Window &w) {
+  int64_t taps = 1;
+  for (int64_t k : w.kernel)
+    taps = k > 0 && taps > kMaxWindowTaps / k ? kMaxWindowTaps + 1 : taps * k;
+  return taps;
+}
+
 /// The taps of a window, each its offset per spatial dim.
 SmallVector<SmallVector<int64_t, 4>> windowTaps(const Window &w) {
   SmallVector<SmallVector<int64_t, 4>> taps(1);
@@ -1181,6 +1195,8 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     int64_t rank = in.getRank(), n = in.getDimSize(0), c = in.getDimSize(1);
     int64_t k = outType.getDimSize(1), groups = op.getGroups(), cg = c / groups;
     Window w = windowOf(op);
+    if (windowTapCount(w) > kMaxWindowTaps)
+      return b.notifyMatchFailure(op, "a window of more than 2^14 taps");
     SmallVector<int64_t> outDims(outType.getShape().drop_front(2));
     int64_t p = 1;
     for (int64_t d : outDims)
@@ -1774,6 +1790,8 @@ struct DecomposePool : OpRewritePattern<PoolOp> {
     RankedTensorType in = op.getInput().getType(), outType = op.getType();
     int64_t rank = in.getRank();
     Window w = windowOf(op);
+    if (windowTapCount(w) > kMaxWindowTaps)
+      return b.notifyMatchFailure(op, "a window of more than 2^14 taps");
     // Channels last where the input arrives so (a lowered convolution's
     // result, channels-first transposed): spatial dims from 1, and the
     // result transposed back.
