@@ -65,7 +65,10 @@ absl::Status unimplemented(Operation *op, const std::string &why) {
 SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> s(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    s[i] = s[i + 1] * shape[i + 1];
+    // Wrapping (unsigned): a tensor with an empty dim may have others whose
+    // product passes int64; it has no element to index.
+    s[i] = static_cast<int64_t>(static_cast<uint64_t>(s[i + 1]) *
+                                static_cast<uint64_t>(shape[i + 1]));
   return s;
 }
 

@@ -27,7 +27,10 @@ using onnx::Attribute;
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    s[i] = s[i + 1] * shape[i + 1];
+    // Wrapping (unsigned): a tensor with an empty dim may have others whose
+    // product passes int64; it has no element to index.
+    s[i] = static_cast<int64_t>(static_cast<uint64_t>(s[i + 1]) *
+                                static_cast<uint64_t>(shape[i + 1]));
   return s;
 }
 
@@ -991,6 +994,10 @@ absl::Status importScatter(Importer &I) {
                          "is not supported)");
   int64_t r = static_cast<int64_t>(data.shape.size());
   auto dst = stridesOf(data.shape);
+  // The scatter is resolved at import into a map of the data's elements.
+  if (data.elements() > Importer::kMaxFoldElements)
+    return I.unsupported(absl::StrCat("a scatter into ", data.elements(),
+                                      " elements (more than the 2^26 mapped at import)"));
   std::vector<int64_t> source(data.elements(), -1); // update element per data element
   const HostTensor &ix = *idx.known;
   if (op == "ScatterND") {

@@ -61,7 +61,10 @@ std::string locationString(Location loc) {
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
+    // Wrapping (unsigned): a tensor with an empty dim may have others whose
+    // product passes int64; it has no element to index.
+    strides[i] = static_cast<int64_t>(static_cast<uint64_t>(strides[i + 1]) *
+                                      static_cast<uint64_t>(shape[i + 1]));
   return strides;
 }
 
