@@ -993,11 +993,37 @@ absl::Status importScatter(Importer &I) {
     return I.unsupported("the indices must be known at import (a scatter at run-time positions "
                          "is not supported)");
   int64_t r = static_cast<int64_t>(data.shape.size());
-  auto dst = stridesOf(data.shape);
   // The scatter is resolved at import into a map of the data's elements.
   if (data.elements() > Importer::kMaxFoldElements)
     return I.unsupported(absl::StrCat("a scatter into ", data.elements(),
                                       " elements (more than the 2^26 mapped at import)"));
+  // The shapes ONNX requires, checked before any index is followed (a
+  // mutated model with indices wider than the data wrote past the map).
+  if (upd.dtype != data.dtype)
+    return I.invalid("the updates' type differs from the data's");
+  if (op == "ScatterND") {
+    if (idx.shape.empty() || idx.shape.back() < 1 || idx.shape.back() > r)
+      return I.invalid(absl::StrCat("index tuples must have 1 to ", r,
+                                    " (the data's rank) entries"));
+    std::vector<int64_t> want(idx.shape.begin(), idx.shape.end() - 1);
+    want.insert(want.end(), data.shape.begin() + idx.shape.back(), data.shape.end());
+    if (upd.shape != want)
+      return I.invalid(absl::StrCat("the updates are ", I.ty(upd), ", expected ",
+                                    typeOf(upd.dtype, want)));
+  } else {
+    TRY(axis, I.axis(I.attrInt("axis", 0), r));
+    if (static_cast<int64_t>(idx.shape.size()) != r || upd.shape != idx.shape)
+      return I.invalid("the indices and the updates must have one shape, of the data's rank");
+    for (int64_t d = 0; d < r; ++d)
+      if (d != axis && idx.shape[d] > data.shape[d])
+        return I.invalid(absl::StrCat("the indices' dim ", d, " (", idx.shape[d],
+                                      ") is longer than the data's (", data.shape[d], ")"));
+  }
+  if (idx.elements() == 0)
+    return I.define(0, data); // nothing to scatter
+  if (data.elements() == 0)
+    return I.invalid("indices into an empty tensor");
+  auto dst = stridesOf(data.shape);
   std::vector<int64_t> source(data.elements(), -1); // update element per data element
   const HostTensor &ix = *idx.known;
   if (op == "ScatterND") {
