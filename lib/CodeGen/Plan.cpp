@@ -816,30 +816,54 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     int64_t vector = 16 / widest(true);
     if (s.columnInner % vector != 0)
       vector = 1;
-    // f64 partials of 8 slices x 32 column groups, two parities, under 40 KiB.
-    while (vector > 1 && 2 * reductions * 256 * vector * 8 > 40 * 1024)
-      vector /= 2;
-    int64_t tiles = std::max<int64_t>(1, ceilDiv(ceilDiv(s.rows, vector), 32));
-    // Few column tiles over many rows (a bias gradient: 16k rows, 4k
-    // columns, 16 tiles for 132 SMs): the rows split into parts, each a
-    // CTA, until about two CTAs an SM read (each thread has four rows'
-    // loads in flight); each part at least 512 rows. (Four CTAs an SM, the
-    // old aim, measured 5-12% slower on the H200: more parts for the last
-    // one to combine.)
-    // Only where every output has the column shape and no reduction reads
-    // another's result (the parts combine at the end).
-    // (FUSEC_COLUMN_CTAS_PER_SM, for measurement: another aim than four.)
-    int64_t perSm = 2;
+    // A CTA of 256 threads: `slices` rows at once, each read by `groups`
+    // threads of `vector` adjacent columns side by side (the launch's rows
+    // is the slices). 32 groups (a warp a row, 512 bytes of bf16) while the
+    // column tiles fill the SMs; with fewer columns, 16 or 8 groups (a
+    // 128-byte line: 32 slices, their warp's 4 combined by shuffles) give
+    // more, smaller tiles, so that the rows split into fewer parts: a 16k x
+    // 4k -> 4k bias gradient 12% faster, a mean over 4k of 32 x 4k x 1k 9%
+    // (bench/results/2026-12-05-h200-column-geometry). FUSEC_COLUMN_GROUPS
+    // (1 to 32, a power of two), for measurement: that width always.
+    int64_t block = 256, warps = block / 32;
+    // Rows in flight a thread: 4, or 8 where the kernel reads its rows once
+    // a reduction (a variance after its mean: each pass fills and drains
+    // its own pipeline; NHWC BatchNorm statistics 15% faster, a single sum
+    // level or 1-2% slower at 8).
+    int64_t perSm = 4, unroll = reductions > 1 ? 8 : 4;
     if (const char *v = std::getenv("FUSEC_COLUMN_CTAS_PER_SM"); v && *v)
       perSm = std::clamp<int64_t>(std::atoll(v), 1, 64);
+    if (const char *v = std::getenv("FUSEC_COLUMN_UNROLL"); v && *v)
+      unroll = std::clamp<int64_t>(std::atoll(v), 1, 16);
+    auto tilesOf = [&](int64_t groups) {
+      return std::max<int64_t>(1, ceilDiv(ceilDiv(s.rows, vector), groups));
+    };
+    int64_t groups = 32;
+    while (groups > 8 && tilesOf(groups) < perSm * sms)
+      groups /= 2;
+    if (const char *v = std::getenv("FUSEC_COLUMN_GROUPS"); v && *v)
+      groups = std::clamp<int64_t>(int64_t{1} << llvm::Log2_64(std::max<int64_t>(1, std::atoll(v))),
+                                   1, 32);
+    // f64 partials of the warps x groups, two parities, under 40 KiB.
+    while (vector > 1 && 2 * reductions * warps * groups * vector * 8 > 40 * 1024)
+      vector /= 2;
+    int64_t tiles = tilesOf(groups);
+    // Few column tiles over many rows (a bias gradient: 16k rows, 4k
+    // columns): the rows split into parts, each a CTA, until at most
+    // `perSm` CTAs an SM read, all in one wave (each thread has `unroll`
+    // rows' loads in flight); each part at least 512 rows.
+    // Only where every output has the column shape and no reduction reads
+    // another's result (the parts combine at the end).
+    // (FUSEC_COLUMN_CTAS_PER_SM and FUSEC_COLUMN_UNROLL, 1 to 16, for
+    // measurement: another aim and another count of rows in flight.)
     int64_t split = 1;
-    if (tiles < sms && columnsSplittable(kernel, s))
-      split = std::clamp<int64_t>(std::min(ceilDiv(perSm * sms, tiles), s.rowLength / 512), 1, 256);
+    if (tiles < perSm * sms && columnsSplittable(kernel, s))
+      split = std::clamp<int64_t>(std::min(perSm * sms / tiles, s.rowLength / 512), 1, 256);
     while (split > 1 && ceilDiv(s.rowLength, split) * (split - 1) >= s.rowLength)
       --split;
     return LaunchAttr::get(ctx, Strategy::column, std::clamp<int64_t>(tiles * split, 1, sms * 8),
-                           256, vector, 1, 0, {}, 0, 1, split,
-                           2 * reductions * 256 * vector * 8 + (split > 1 ? 16 : 0),
+                           block, vector, unroll, block / groups, {}, 0, 1, split,
+                           2 * reductions * warps * groups * vector * 8 + (split > 1 ? 16 : 0),
                            regs(vector));
   }
   case KernelShape::Kind::Matmul: {

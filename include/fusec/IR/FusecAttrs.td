@@ -94,8 +94,10 @@ def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
     belong to some strategies and default otherwise:
 
     - `vector`: elements a thread moves with one 16-byte access;
-    - `chunks`: vectors a thread holds per operand (rows held in registers);
-    - `rows`: rows a CTA works on at once (row strategies);
+    - `chunks`: vectors a thread holds per operand (rows held in registers;
+      column: rows whose loads a thread has in flight together);
+    - `rows`: rows a CTA works on at once (row strategies; column: its
+      slices, the block being slices x threads side by side on a row);
     - `tile`: M, N, K of a matmul tile; `stages`: its pipeline depth;
       `cluster`: CTAs per cluster; `split`: the parts K is split into
       (split-K: each CTA reduces one part, the last to finish a tile sums

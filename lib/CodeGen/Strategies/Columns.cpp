@@ -1,24 +1,28 @@
 //===- Columns.cpp - column: reductions over leading or middle dims -*- C++ -*-===//
 //
 // The reduced dims lead (or sit between an outer and an inner block): a CTA
-// of 8 x 32 threads takes a tile of 32 column groups of `vector` adjacent
-// columns (16-byte loads along a row of the input, coalesced across the
-// warp); its 8 warps split the reduced rows, then combine their partials in
-// shared memory (one barrier per reduction; slots alternate with the tile's
-// parity). Sums accumulate in f64: a thread adds rows/8 values in sequence,
-// too many for f32 against an f64 reference. Outputs of the element shape
-// take another pass over the rows; those of the column shape are stored by
-// the first warp.
+// of 256 threads is `groups` threads side by side on a row (each a group of
+// `vector` adjacent columns: 16-byte loads along the row, coalesced) times
+// `slices` = 256 / groups rows at once (the launch's rows; fusec-tile takes
+// 32 groups while the column tiles fill the SMs, else 16 or 8). The slices
+// split the reduced rows; a warp's slices (32 / groups of them) combine by
+// butterfly shuffles, then the 8 warps' partials go through shared memory
+// (one barrier per reduction; slots alternate with the tile's parity) and
+// are added in warp order. Sums accumulate in f64: a thread adds rows/slices
+// values in sequence, too many for f32 against an f64 reference. Outputs of
+// the element shape take another pass over the rows; those of the column
+// shape are stored by the first slice.
 //
 // Split (launch split > 1; few column tiles over many rows, as a bias
 // gradient's 16k x 4k -> 4k): the reduced rows are cut into `split` parts,
 // a work unit is (tile, part), and each unit writes its columns' partials (8
 // bytes each) to a workspace; in the unit that finishes a tile last (an
-// atomic counter) warp y sums parts y, y + 8, ... and the first warp sums
-// the 8 warps' sums, in that fixed order (the result does not depend on
-// which finished last), stores the column outputs and resets the counter.
-// Only kernels whose outputs all have the column shape and whose
-// reductions do not read each other split. lit: test/lit/CodeGen/columns.mlir.
+// atomic counter) helper y < 8 sums parts y, y + 8, ... and the first slice
+// sums the 8 helpers' sums, in that fixed order (the result does not depend
+// on which finished last), stores the column outputs and resets the
+// counter. Only kernels whose outputs all have the column shape and whose
+// reductions do not read each other split. lit: test/lit/CodeGen/columns.mlir,
+// column-geometry.mlir.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,20 +83,32 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
   Operation *yield = body.getTerminator();
   int64_t columns = shape.rows; // the kept extent
   int64_t reducedRows = shape.rowLength;
-  // Rows a thread loads before it combines them (all in flight at once;
-  // FUSEC_COLUMN_UNROLL, for measurement: another count, 1 to 16).
-  int64_t kUnroll = 4;
-  if (const char *v = std::getenv("FUSEC_COLUMN_UNROLL"); v && *v)
-    kUnroll = std::clamp<int64_t>(std::atoll(v), 1, 16);
+  // Rows a thread loads before it combines them (all in flight at once):
+  // the launch's chunks.
+  int64_t kUnroll = launch.getChunks();
   int64_t inner = shape.columnInner;
-  const int64_t slices = 8, groupsPerTile = 32;
+  // The CTA's geometry: `slices` rows at once (the launch's rows), each
+  // read by `groupsPerTile` threads side by side; a warp holds 32 /
+  // groupsPerTile slices, which it combines by shuffles before the warps
+  // combine through shared memory.
+  int64_t block = launch.getBlock();
+  int64_t slices = launch.getRows() ? launch.getRows() : 8;
+  int64_t groupsPerTile = block / slices;
+  int64_t warps = block / 32;
+  if (block % 32 != 0 || groupsPerTile < 1 || groupsPerTile > 32 ||
+      32 % groupsPerTile != 0 || groupsPerTile * slices != block)
+    return absl::InvalidArgumentError(
+        "column: the block must be whole warps of slices of 1 to 32 (a power of two) groups");
+  int64_t slicesPerWarp = 32 / groupsPerTile;
+  // The split's last part sums the parts with one helper a warp.
+  const int64_t helpers = warps;
   int64_t numReductions = static_cast<int64_t>(shape.reductions.size());
-  if (2 * numReductions * slices * groupsPerTile * vector * 8 > 40 * 1024)
+  if (2 * numReductions * warps * groupsPerTile * vector * 8 > 40 * 1024)
     return unimplemented(kernel, "a column kernel with this many reductions "
                                  "(their partials exceed 40 KiB of shared memory)");
   int64_t groups = (columns + vector - 1) / vector;
   int64_t tiles = (groups + groupsPerTile - 1) / groupsPerTile;
-  int64_t regionFloats = slices * groupsPerTile * vector;
+  int64_t regionFloats = warps * groupsPerTile * vector;
   int64_t split = launch.getSplit();
   int64_t perPart = (reducedRows + split - 1) / split;
   if (split > 1 && perPart * (split - 1) >= reducedRows)
@@ -113,7 +129,11 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
   Value ctaid = e.zext64(e.ctaidX());
   Value nctaid = e.zext64(e.nctaidX());
   Value x = e.band(tid, e.i64c(groupsPerTile - 1));
-  Value y = e.lshr(tid, e.i64c(5));
+  Value y = e.udiv(tid, e.i64c(groupsPerTile));
+  Value warp = e.lshr(tid, e.i64c(5));
+  // The thread of its warp that writes the warp's partials (slice 0 of it).
+  Value warpWriter = e.icmp(LLVM::ICmpPredicate::eq, e.band(y, e.i64c(slicesPerWarp - 1)),
+                            e.i64c(0));
   Value partials = e.sharedArray(module, "__fusec_partials", e.f64, 2 * numReductions * regionFloats);
   // Element (row r, column c) of the input: (c / inner) * rows * inner +
   // r * inner + c % inner (c itself when the reduced dims lead).
@@ -123,6 +143,9 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
   e.loop(ctaid, e.i64c(tiles * split), nctaid, {e.i64c(0)},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     Value parity = carried[0];
+    // Units run tile by tile: a tile's parts side by side. (Part by part,
+    // so that the CTAs running at once read whole rows, measured 2-18%
+    // slower on the H200: bench/results/2026-12-05-h200-column-geometry.)
     Value tile = split > 1 ? e.udiv(unit, e.i64c(split)) : unit;
     Value part = split > 1 ? e.urem(unit, e.i64c(split)) : Value();
     // This unit's rows: [rowBegin, rowEnd), the warps 8 apart.
@@ -175,8 +198,24 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
       SmallVector<Value> inits;
       for (int64_t l = 0; l < vector; ++l)
         inits.push_back(reductionIdentity(e, kind, acct));
-      // `count` rows of this thread (8 apart) from `rowIv`: every row's loads
-      // first, so that they are all in flight, then the combines in row order.
+      // Float sums into f64: the rows of a trip first add in f32 (up to
+      // four), then widen once. A conversion to f64 issues at a quarter of
+      // an f64 add's rate: one per element held the bias-gradient sums at
+      // 74% of copy. From inputs of 16 bits or fewer, the sum of four is
+      // exact in f32 but for exponents more than 14 apart; from f32 inputs
+      // each of its three adds rounds (a relative 2^-24 of the partial sum)
+      // before the f64 sum (FUSEC_COLUMN_PRESUM=0, for measurement: one
+      // conversion per element).
+      Type inElem = getElementTypeOrSelf(r.getInput().getType());
+      static const bool presumOff = [] {
+        const char *v = std::getenv("FUSEC_COLUMN_PRESUM");
+        return v && std::string_view(v) == "0";
+      }();
+      bool presumType = wide && !presumOff && isa<FloatType>(inElem) &&
+                        inElem.getIntOrFloatBitWidth() <= 32;
+      // `count` rows of this thread (`slices` apart) from `rowIv`: every
+      // row's loads first, so that they are all in flight, then the combines
+      // in row order.
       auto rowsStep = [&](Value rowIv, ValueRange accs, int64_t count) -> SmallVector<Value> {
         openScope();
         SmallVector<Value> bases;
@@ -189,19 +228,7 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
           }
         }
         SmallVector<Value> next(accs.begin(), accs.end());
-        // Narrow floats (16 bits or fewer) summed into f64: the rows of a
-        // trip first add in f32, where the sum of four is exact but for
-        // exponents more than 14 apart, then widen once. A conversion to f64
-        // issues at a quarter of an f64 add's rate: one per element held
-        // the bias-gradient sums at 74% of copy (FUSEC_COLUMN_PRESUM=0, for
-        // measurement: one conversion per element).
-        Type inElem = getElementTypeOrSelf(r.getInput().getType());
-        static const bool presumOff = [] {
-          const char *v = std::getenv("FUSEC_COLUMN_PRESUM");
-          return v && std::string_view(v) == "0";
-        }();
-        bool presum = wide && count > 1 && !presumOff && isa<FloatType>(inElem) &&
-                      inElem.getIntOrFloatBitWidth() <= 16;
+        bool presum = presumType && count > 1;
         SmallVector<Value> trip(vector);
         for (int64_t u = 0; u < count && status.ok(); ++u) {
           if (vector > 1) {
@@ -217,17 +244,22 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
           }
           for (int64_t l = 0; l < vector; ++l) {
             if (presum) {
-              Value v = e.fpext(e.f32, (*vals)[l]);
+              Value v = (*vals)[l];
+              if (v.getType() != e.f32)
+                v = e.fpext(e.f32, v);
               trip[l] = trip[l] ? e.fadd(trip[l], v) : v;
               continue;
             }
             next[l] = reductionCombine(e, kind, next[l],
                                        wide ? e.fpext(e.f64, (*vals)[l]) : (*vals)[l]);
           }
+          // Four rows at most in each f32 presum.
+          if (presum && (u % 4 == 3 || u == count - 1))
+            for (int64_t l = 0; l < vector; ++l) {
+              next[l] = reductionCombine(e, kind, next[l], e.fpext(e.f64, trip[l]));
+              trip[l] = Value();
+            }
         }
-        if (presum && status.ok())
-          for (int64_t l = 0; l < vector; ++l)
-            next[l] = reductionCombine(e, kind, next[l], e.fpext(e.f64, trip[l]));
         closeScope();
         return next;
       };
@@ -262,16 +294,34 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
                                       e.i64c(l)));
         return e.gep(partials, slotType, i);
       };
-      for (int64_t l = 0; l < vector; ++l)
-        e.store(isInt  ? (acct == e.i64 ? acc[l] : e.sext(e.i64, acc[l]))
-                : wide ? acc[l]
-                       : e.fpext(e.f64, acc[l]),
-                slot(y, l));
+      // The warp's slices combine by butterflies (every lane of a group ends
+      // with the same sum), then its slice-0 threads write them.
+      SmallVector<Value> toStore;
+      for (int64_t l = 0; l < vector; ++l) {
+        Value v = acc[l];
+        for (int64_t off = groupsPerTile; off < 32; off *= 2) {
+          Value other = v.getType() == e.f64
+                            ? e.bitcast(e.f64, e.shflBfly(e.bitcast(e.i64, v), static_cast<int>(off)))
+                            : e.shflBfly(v, static_cast<int>(off));
+          v = reductionCombine(e, kind, v, other);
+        }
+        toStore.push_back(isInt  ? (acct == e.i64 ? v : e.sext(e.i64, v))
+                          : wide ? v
+                                 : e.fpext(e.f64, v));
+      }
+      auto storePartials = [&] {
+        for (int64_t l = 0; l < vector; ++l)
+          e.store(toStore[l], slot(warp, l));
+      };
+      if (slicesPerWarp > 1)
+        e.ifThen(warpWriter, storePartials);
+      else
+        storePartials();
       e.barrier();
       slotTotals.emplace_back();
       for (int64_t l = 0; l < vector; ++l) {
         Value total;
-        for (int64_t s = 0; s < slices; ++s) {
+        for (int64_t s = 0; s < warps; ++s) {
           Value v = e.load(slotType, slot(e.i64c(s), l));
           if (isInt && acct != e.i64)
             v = e.trunc(acct, v);
@@ -354,8 +404,9 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
       // does not depend on which part finished last). One warp reading
       // every part in turn waited for each load: 16k x 4k bf16 columns in
       // 32 parts took twice the kernel's streaming time.
-      int64_t rounds = (split + slices - 1) / slices;
-      e.ifThen(e.band(last, valid), [&] {
+      int64_t rounds = (split + helpers - 1) / helpers;
+      Value helper = e.icmp(LLVM::ICmpPredicate::ult, y, e.i64c(helpers));
+      e.ifThen(e.band(e.band(last, valid), helper), [&] {
         LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
         for (auto [k, rc] : llvm::enumerate(shape.reductions)) {
           ReduceOp r = rc;
@@ -367,7 +418,7 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
           for (int64_t j0 = 0; j0 < rounds; j0 += batch) {
           SmallVector<std::pair<Value, SmallVector<Value>>> loadedRounds;
           for (int64_t j = j0; j < std::min(rounds, j0 + batch); ++j) {
-            Value p = e.add(y, e.i64c(j * slices));
+            Value p = e.add(y, e.i64c(j * helpers));
             Value inRange = e.icmp(LLVM::ICmpPredicate::ult, p, e.i64c(split));
             Value u = e.add(e.mul(tile, e.i64c(split)),
                             e.select(inRange, p, e.i64c(split - 1)));
@@ -428,7 +479,7 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
             Type t = slotTotals[k][l].getType();
             bool isInt = isa<IntegerType>(t);
             Value total;
-            for (int64_t w = 0; w < std::min(slices, split); ++w) {
+            for (int64_t w = 0; w < std::min(helpers, split); ++w) {
               Value i = e.add(region, e.add(e.mul(e.add(e.i64c(w * groupsPerTile), x),
                                                   e.i64c(vector)),
                                             e.i64c(l)));

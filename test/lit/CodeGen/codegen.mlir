@@ -36,7 +36,7 @@
 // IR: fusec.kernel "k0_add_add"{{.*}}fusec.block = array<i64: 128>, fusec.cache_hints = [#fusec<cache_hint stream>, #fusec<cache_hint stream>, #fusec<cache_hint stream>], fusec.entry = "k0_add_add", fusec.grid = array<i64: 1>
 // IR-SAME: fusec.ptx = "
 // IR-SAME: fusec.strategy = #fusec<strategy elementwise>
-// REMARK: remark: generated 'k0_reduce' for sm_90a: column, grid 2 x block 256
+// REMARK: remark: generated 'k0_reduce' for sm_90a: column, grid 8 x block 256
 // REMARK: remark: generated 'k0_reduce' for sm_90a: row_stream, grid 1 x block 256
 // REMARK: remark: generated 'k0_cast' for sm_90a: elementwise
 // fp8 converts by cvt (sm_89 on): both ways, e4m3 and e5m2, saturating to
@@ -86,13 +86,16 @@ func.func @silu_bias(%x: tensor<64x256xbf16>, %b: tensor<256xbf16>) -> tensor<64
   return %1 : tensor<64x256xbf16>
 }
 
-// A column reduction: 8 warps split the 64 rows, 16-byte loads along the
-// columns (four rows' loads a thread in flight), partials through shared
-// memory.
+// A column reduction: the columns are few, so a CTA is 8 groups of 4
+// columns x 32 rows at once (two rows a thread here), 16-byte loads along
+// the columns, a warp's 4 slices combined by shuffles, partials through
+// shared memory.
 // RUN: FileCheck %s --check-prefix=COL < %t/on/column_sum.k0_reduce.ptx
 // RUN: FileCheck %s --check-prefix=COLBAR < %t/on/column_sum.k0_reduce.ptx
 // COL: .shared .align 16 .b8 __fusec_partials
-// COL-COUNT-4: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
+// COL: ld.global.nc.L1::no_allocate.L2::256B.v4.u32
+// COL: shfl.sync.bfly.b32 {{.*}}, 8, 31, -1;
+// COL: shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;
 // COL: ld.shared
 // COLBAR: bar.sync 0
 // COL-NOT: .local

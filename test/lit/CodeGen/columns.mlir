@@ -12,15 +12,22 @@
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 // A sum over 64 rows of 256 f32 columns: 4 columns a thread (one 16-byte
-// load a row), 8 warps split the rows (step 8), sums in f64, partials of the
-// 8 slices in shared memory (f64, two parities), one barrier.
-// CHECK: llvm.mlir.global internal @__fusec_partials() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<2048 x f64>
+// load a row). The columns are few (8 tiles for 132 SMs), so a CTA is 8
+// groups x 32 slices: rows 32 apart, four a trip, added in f32 and widened
+// once to f64 (then one at a time); each warp's 4 slices combined by
+// butterfly shuffles (8 and 16 lanes apart, both halves of each f64), the
+// 8 warps' partials in shared memory (f64, two parities), one barrier.
+// CHECK: llvm.mlir.global internal @__fusec_partials() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<512 x f64>
 // CHECK-LABEL: llvm.func @k0_reduce(
 // CHECK: ^{{.*}}(%[[TILE:.*]]: i64, %[[PARITY:.*]]: i64):
+// CHECK-COUNT-4: llvm.inline_asm "ld.global.v4.u32
+// CHECK-COUNT-12: llvm.fadd %{{.*}}, %{{.*}} : f32
+// CHECK-COUNT-4: llvm.fpext %{{.*}} : f32 to f64
 // CHECK: ^[[ROWS:bb[0-9]+]](%[[R:.*]]: i64, %{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64, %{{.*}}: f64):
 // CHECK: llvm.inline_asm "ld.global.v4.u32
 // CHECK-COUNT-4: llvm.fpext %{{.*}} : f32 to f64
 // CHECK: llvm.br ^[[ROWS]]
+// CHECK-COUNT-16: nvvm.shfl.sync  bfly
 // CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} : f64, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
 // CHECK-COUNT-8: llvm.load %{{.*}} : !llvm.ptr<3> -> f64
@@ -33,7 +40,7 @@ func.func @column_sum(%x: tensor<64x256xf32>) -> tensor<256xf32> {
 
 // The reduced dim between an outer and an inner block: each column starts at
 // (c / inner) * rows * inner + c % inner. bf16: 8 columns a thread.
-// CHECK: llvm.mlir.global internal @__fusec_partials() {{.*}} : !llvm.array<4096 x f64>
+// CHECK: llvm.mlir.global internal @__fusec_partials() {{.*}} : !llvm.array<1024 x f64>
 // CHECK-LABEL: llvm.func @k0_reduce(
 // CHECK-DAG: llvm.udiv %{{.*}}, %{{.*}} : i64
 // CHECK-DAG: llvm.urem %{{.*}}, %{{.*}} : i64
@@ -43,14 +50,14 @@ func.func @middle(%x: tensor<6x37x40xbf16>) -> tensor<6x40xbf16> {
   return %0 : tensor<6x40xbf16>
 }
 
-// A bias gradient's shape: 32 tiles of 128 columns for 132 SMs. The 16384
-// rows split into 9 parts (a CTA each, about two an SM); each part writes
-// its partials to the workspace, and in the CTA of the last to arrive (an
-// atomic counter) warp y sums parts y, y + 8 (2 rounds of 4 lanes' loads,
-// all 8 issued before the sums), the first warp sums the 8 warps' sums in
-// order and stores.
+// A bias gradient's shape: 128 tiles of 32 columns (8 groups of 4 f32)
+// for 132 SMs. The 16384 rows split into 4 parts (512 CTAs, four an SM, one
+// wave); each part writes its partials to the workspace, and in the CTA of
+// the last to arrive (an atomic counter) helper y < 8 sums parts y, y + 8,
+// ... (one round here: its 4 lanes' loads issued before the sums), then the
+// first slice sums the 8 helpers' sums in order and stores.
 // PLAN-LABEL: func.func @bias_grad
-// PLAN: #fusec.launch<strategy = column, grid = 288, block = 256, vector = 4, split = 9
+// PLAN: #fusec.launch<strategy = column, grid = 512, block = 256, vector = 4, chunks = 4, rows = 32, split = 4
 // SPLIT: llvm.func @k0_reduce(%{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias}, %{{[^:]*}}: !llvm.ptr<1> {llvm.noalias})
 // SPLIT: llvm.fence syncscope("device") acq_rel
 // SPLIT: nvvm.barrier0
@@ -63,18 +70,10 @@ func.func @middle(%x: tensor<6x37x40xbf16>) -> tensor<6x40xbf16> {
 // SPLIT: llvm.load volatile
 // SPLIT-NOT: llvm.fadd
 // SPLIT: llvm.load volatile
-// SPLIT-NOT: llvm.fadd
-// SPLIT: llvm.load volatile
-// SPLIT-NOT: llvm.fadd
-// SPLIT: llvm.load volatile
-// SPLIT-NOT: llvm.fadd
-// SPLIT: llvm.load volatile
-// SPLIT-NOT: llvm.fadd
-// SPLIT: llvm.load volatile
 // SPLIT-NOT: llvm.load volatile
 // SPLIT: nvvm.barrier0
 // SCRATCH-LABEL: func.func @bias_grad
-// SCRATCH: fusec.scratch = array<i64: 294912, 128>
+// SCRATCH: fusec.scratch = array<i64: 131072, 512>
 func.func @bias_grad(%x: tensor<16384x4096xf32>) -> tensor<4096xf32> {
   %0 = fusec.reduce sum %x dims [0] : tensor<16384x4096xf32> -> tensor<4096xf32>
   return %0 : tensor<4096xf32>

@@ -11,9 +11,9 @@
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=inner | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --reference %s --function=inner | FileCheck %s --check-prefix=REF
 // PLAN-LABEL: func.func @col_split
-// PLAN: strategy = column, grid = 1
+// PLAN: strategy = column, grid = 2
 // PLAN-LABEL: func.func @inner
-// PLAN: strategy = column, grid = 1
+// PLAN: strategy = column, grid = 2
 // PLAN-LABEL: func.func @rows
 // PLAN: strategy = row_stream, grid = 5
 // PTX-DAG: .visible .entry {{.*}}reduce

@@ -58,7 +58,7 @@ func.func @lm_head_row(%x: tensor<8x50304xf32>) -> tensor<8xf32> {
 
 // Reducing an outer dimension: columns.
 // CHECK-LABEL: func.func @columns
-// CHECK: #fusec.launch<strategy = column, grid = 1, block = 256, vector = 4, smem = 16384,
+// CHECK: #fusec.launch<strategy = column, grid = 2, block = 256, vector = 4, chunks = 4, rows = 32, smem = 4096,
 func.func @columns(%x: tensor<512x64xf32>) -> tensor<64xf32> {
   %0 = fusec.reduce sum %x dims [0] : tensor<512x64xf32> -> tensor<64xf32>
   return %0 : tensor<64xf32>
