@@ -7,8 +7,9 @@ For each graph:
 1. Nsight Compute on fusec-run (every kernel of the graph, the last of three
    launches kept) and on the graph compiled by torch.compile (its Triton
    kernels): duration, DRAM bytes and throughput, grid, block, registers,
-   achieved occupancy and the warp stall reasons (sections SpeedOfLight,
-   LaunchStats, Occupancy, WarpStateStats);
+   achieved and theoretical occupancy, and warp cycles per issued
+   instruction (sections SpeedOfLight, LaunchStats, Occupancy,
+   WarpStateStats; the stall reasons are not in these sections' tables);
 2. the Triton source Inductor wrote for it (TORCH_LOGS=output_code), kept
    under $OUT/inductor/<graph>.log: its tiling and split choices.
 
@@ -68,7 +69,7 @@ def ncu(cmd, pick, env=None):
         k = kernels.setdefault((r["ID"], name), {"kernel": name[:80]})
         metric, unit = r.get("Metric Name", ""), r.get("Metric Unit", "")
         value = r.get("Metric Value", "").replace(",", "")
-        if metric.startswith("smsp__pcsamp") or "Stall" in metric or metric in KEEP:
+        if metric in KEEP:
             try:
                 v = float(value)
             except ValueError:

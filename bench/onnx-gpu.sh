@@ -6,7 +6,9 @@
 # checked: each passes on the GPU too, or is skipped with a reason (a kernel
 # fusec does not generate yet). Needs the static fusec-run staged by
 #   FUSEC_GPU_TOOLS="fusec-run fusec-jit-tests" bash bench/stage-gpu.sh
-# Writes $OUT/onnx-gpu.log and onnx-gpu.json; a summary last.
+# Then the import tests' own backend test folders (make_onnx.py) on the GPU.
+# Writes $OUT/onnx-gpu.log, onnx-gpu.json and onnx-gpu-made.log; a summary
+# last.
 set -uo pipefail
 OUT="${OUT:-$PWD/bench/out}"
 mkdir -p "$OUT"
@@ -40,4 +42,13 @@ for t in gpu_fail:
     print(f"  FAILED {t}: {r[t]['reason'][:200]}")
 PY
 grep -E "passed, .* failed" "$OUT/onnx-gpu.log"
+# The import tests' own backend test folders (test/lit/Import/Inputs/
+# make_onnx.py: ConvInteger with sums past 2^24, whose f32 runs must be
+# exact on the tensor cores too, and tf_crop_and_resize), on the GPU.
+made="$(mktemp -d)"
+python3 test/lit/Import/Inputs/make_onnx.py "$made" >/dev/null
+for d in "$made"/*/; do
+  [ -d "$d/test_data_set_0" ] || continue
+  "$D/bin/fusec-run" --onnx-test="$d" 2>&1 | tee -a "$OUT/onnx-gpu-made.log" || rc=1
+done
 exit $rc

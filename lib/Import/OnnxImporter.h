@@ -197,6 +197,12 @@ public:
   /// True while a node is imported into a scratch function to be folded:
   /// an importer may then produce values it otherwise refuses (empty ones).
   bool folding() const { return foldDepth > 0; }
+  /// The ONNX type of value `name` when it is an 8- or 16-bit integer type
+  /// (held in i32), else nullopt.
+  std::optional<int32_t> narrowType(const std::string &name) const {
+    auto it = narrow.find(name);
+    return it == narrow.end() ? std::nullopt : std::optional<int32_t>(it->second);
+  }
 
 private:
   const onnx::Model &model;
@@ -251,6 +257,7 @@ private:
 using OpImporter = absl::Status (*)(Importer &I);
 // The importers of convolutional networks' ops (OnnxVision.cpp).
 absl::Status importConv(Importer &I);
+absl::Status importConvInteger(Importer &I);
 absl::Status importPool(Importer &I);
 absl::Status importBatchNormalization(Importer &I);
 absl::Status importInstanceNormalization(Importer &I);

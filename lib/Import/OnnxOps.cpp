@@ -1726,6 +1726,7 @@ const std::map<std::string, OpImporter> &opImporters() {
       // Convolutional networks (OnnxVision.cpp).
       {"Conv", importConv},
       {"ConvTranspose", importConv},
+      {"ConvInteger", importConvInteger},
       {"MaxPool", importPool},
       {"AveragePool", importPool},
       {"BatchNormalization", importBatchNormalization},

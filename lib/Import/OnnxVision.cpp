@@ -1,13 +1,14 @@
 //===- OnnxVision.cpp - Importers of convolutional networks' ops -*- C++ -*-===//
 //
-// Conv, ConvTranspose, MaxPool, AveragePool, BatchNormalization,
-// InstanceNormalization, Resize and Upsample, each read through the
-// Importer's building blocks (OnnxImporter.h). Convolution and pooling
-// become `fusec.conv` and `fusec.pool`; the normalizations decompose to
-// primitives; Resize becomes one gather (nearest) or a few gathers and a
-// weighted sum (linear, cubic) per resized axis. A BatchNormalization in
-// inference mode whose input is a Conv with known weights is folded into
-// that Conv's filter and bias, computed at import by the interpreter.
+// Conv, ConvTranspose, ConvInteger, MaxPool, AveragePool,
+// BatchNormalization, InstanceNormalization, Resize and Upsample, each read
+// through the Importer's building blocks (OnnxImporter.h). Convolution and
+// pooling become `fusec.conv` and `fusec.pool` (on 8-bit integers exactly,
+// in f32); the normalizations decompose to primitives; Resize becomes one
+// gather (nearest) or a few gathers and a weighted sum (linear, cubic) per
+// resized axis. A BatchNormalization in inference mode whose input is a
+// Conv with known weights is folded into that Conv's filter and bias,
+// computed at import by the interpreter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,12 +96,14 @@ absl::StatusOr<WindowAttrs> readWindow(Importer &I, const std::vector<int64_t> &
   return w;
 }
 
-/// The input's [N, C, spatial...] check and its spatial dims.
-absl::StatusOr<std::vector<int64_t>> spatialDims(Importer &I, const Val &x, const char *what) {
+/// The input's [N, C, spatial...] check and its spatial dims (of a float
+/// input unless `floats` is false).
+absl::StatusOr<std::vector<int64_t>> spatialDims(Importer &I, const Val &x, const char *what,
+                                                 bool floats = true) {
   if (x.shape.size() < 3)
     return I.invalid(absl::StrCat(what, " expects an input of rank at least 3 ([N, C, spatial...]), "
                                   "got rank ", x.shape.size()));
-  if (!isFloat(x.dtype))
+  if (floats && !isFloat(x.dtype))
     return I.unsupported(absl::StrCat(what, " of ", dtypeName(x.dtype),
                                       " (only float tensors are supported)"));
   return std::vector<int64_t>(x.shape.begin() + 2, x.shape.end());
@@ -111,6 +114,30 @@ Val perChannel(Importer &I, Val v, size_t rank) {
   std::vector<int64_t> shape(rank, 1);
   shape[1] = v.elements();
   return I.reshape(v, shape);
+}
+
+/// The output's spatial dims of a forward window over `spatial`.
+absl::StatusOr<std::vector<int64_t>> forwardSpatial(Importer &I,
+                                                    const std::vector<int64_t> &spatial,
+                                                    const WindowAttrs &win) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < spatial.size(); ++i) {
+    int64_t span = spatial[i] + win.padLow[i] + win.padHigh[i] - win.extent(i);
+    if (span < 0)
+      return I.invalid(absl::StrCat("spatial dim ", i, ": the padded input (",
+                                    spatial[i] + win.padLow[i] + win.padHigh[i],
+                                    ") is smaller than the window (", win.extent(i), ")"));
+    out.push_back(span / win.strides[i] + 1);
+  }
+  return out;
+}
+
+/// The [M, C/group, kernel...] filter fits `channels` in `groups`.
+absl::Status checkFilter(Importer &I, const Val &w, int64_t channels, int64_t groups) {
+  if (w.shape[1] * groups != channels || w.shape[0] % groups)
+    return I.invalid(absl::StrCat("the filter [", absl::StrJoin(w.shape, ", "), "] does not fit ",
+                                  channels, " input channels in ", groups, " groups"));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Val> emitConv(Importer &I, Val x, Val w, const WindowAttrs &win, int64_t groups,
@@ -193,18 +220,11 @@ absl::Status importConv(Importer &I) {
   TRY(win, readWindow(I, spatial, kernel, transposed));
   std::vector<int64_t> shape = {x.shape[0]};
   if (!transposed) {
-    if (w.shape[1] * groups != channels || w.shape[0] % groups)
-      return I.invalid(absl::StrCat("the filter [", absl::StrJoin(w.shape, ", "), "] does not fit ",
-                                    channels, " input channels in ", groups, " groups"));
+    if (absl::Status fits = checkFilter(I, w, channels, groups); !fits.ok())
+      return fits;
     shape.push_back(w.shape[0]);
-    for (size_t i = 0; i < n; ++i) {
-      int64_t span = spatial[i] + win.padLow[i] + win.padHigh[i] - win.extent(i);
-      if (span < 0)
-        return I.invalid(absl::StrCat("spatial dim ", i, ": the padded input (",
-                                      spatial[i] + win.padLow[i] + win.padHigh[i],
-                                      ") is smaller than the window (", win.extent(i), ")"));
-      shape.push_back(span / win.strides[i] + 1);
-    }
+    TRY(out, forwardSpatial(I, spatial, win));
+    shape.insert(shape.end(), out.begin(), out.end());
   } else {
     if (w.shape[0] != channels)
       return I.invalid(absl::StrCat("the filter [", absl::StrJoin(w.shape, ", "), "] does not fit ",
@@ -299,6 +319,167 @@ absl::Status importConv(Importer &I) {
   return I.define(0, yb);
 }
 
+/// Whether input `i` of the node is ONNX int8 or uint8 (held in i32).
+bool eightBitInput(Importer &I, size_t i) {
+  std::optional<int32_t> t = I.narrowType(I.node->inputs[i]);
+  return t && (*t == onnx::kInt8 || *t == onnx::kUint8);
+}
+
+/// ConvInteger: sum((x - x_zero_point) * (w - w_zero_point)) in int32, of
+/// int8 or uint8 x and w (a zero point per output channel or one for all).
+/// Both differences are integers of at most 255 in magnitude, exact in f32
+/// (and in bf16 and the tensor cores' inputs), so the convolution runs as an
+/// f32 `fusec.conv`: its products are exact, and so is every partial sum
+/// while the sum of the magnitudes stays under 2^24. That bound is 255 x
+/// the largest over the output channels of sum |w - w_zero_point| (from the
+/// filter when it is known, else 255 a tap). Where it passes 2^24 (K over
+/// 258 taps of unknown weights, as a ResNet's 3x3 x 64 channels), the input
+/// channels split into runs that each stay under it; each run is a
+/// convolution of its own, converted to i32, and the runs add in i32
+/// (wrapping, as ONNX's int32 accumulation). Grouped convolutions must fit
+/// in one run.
+absl::Status importConvInteger(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(w, I.input(1));
+  TRY(spatial, spatialDims(I, x, "ConvInteger", /*floats=*/false));
+  if (x.dtype != DType::I32 || !eightBitInput(I, 0) || w.dtype != DType::I32 ||
+      !eightBitInput(I, 1))
+    return I.invalid("ConvInteger expects an int8 or uint8 input and filter");
+  if (w.shape.size() != x.shape.size())
+    return I.invalid(absl::StrCat("the filter has rank ", w.shape.size(), ", expected ",
+                                  x.shape.size(), " (that of the input)"));
+  int64_t groups = I.attrInt("group", 1);
+  int64_t channels = x.shape[1];
+  if (groups < 1 || channels % groups)
+    return I.invalid(absl::StrCat("group ", groups, " does not divide the ", channels,
+                                  " input channels"));
+  if (absl::Status fits = checkFilter(I, w, channels, groups); !fits.ok())
+    return fits;
+  std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
+  TRY(win, readWindow(I, spatial, kernel, false));
+  int64_t m = w.shape[0], perGroup = w.shape[1];
+  if (perGroup == 0)
+    return I.unsupported("ConvInteger of no input channels");
+  std::vector<int64_t> shape = {x.shape[0], m};
+  TRY(out, forwardSpatial(I, spatial, win));
+  shape.insert(shape.end(), out.begin(), out.end());
+  if (auto n = I.checkedElements(shape); !n.ok())
+    return n.status();
+  // The zero points: x's one value, w's one or one per output channel.
+  Val xs = x, ws = w;
+  // w's zero point of output channel o, where it is known.
+  std::shared_ptr<const HostTensor> wZero;
+  bool wZeroKnown = true;
+  auto wZeroAt = [&](int64_t o) -> int64_t {
+    if (!wZero)
+      return 0;
+    return wZero->ints[static_cast<size_t>(wZero->ints.size() == 1 ? 0 : o)];
+  };
+  if (I.hasInput(2)) {
+    TRY(z, I.input(2));
+    if (z.elements() != 1 || z.shape.size() > 1 || !eightBitInput(I, 2))
+      return I.invalid(absl::StrCat("x_zero_point is ", I.ty(z),
+                                    ", expected one int8 or uint8 value"));
+    TRY(d, I.binary("sub", x, I.reshape(z, {})));
+    xs = d;
+  }
+  if (I.hasInput(3)) {
+    TRY(z, I.input(3));
+    if (z.shape.size() > 1 || (z.elements() != 1 && z.elements() != m) || !eightBitInput(I, 3))
+      return I.invalid(absl::StrCat("w_zero_point is ", I.ty(z), ", expected one int8 or uint8 ",
+                                    "value or one per output channel (", m, ")"));
+    std::vector<int64_t> zshape(w.shape.size(), 1);
+    zshape[0] = z.elements();
+    wZeroKnown = z.known != nullptr;
+    wZero = z.known;
+    TRY(d, I.binary("sub", w, I.reshape(z, z.elements() == 1 ? std::vector<int64_t>{} : zshape)));
+    ws = d;
+  }
+  // sum |w - w_zero_point| over each (output channel, input channel of its
+  // group) from the filter when it is known (at most kMaxFoldElements
+  // values); else 255 a tap for every channel.
+  int64_t taps = 1;
+  for (int64_t k : kernel)
+    taps *= k;
+  bool knownFilter = w.known && wZeroKnown;
+  std::vector<int64_t> magnitude;
+  if (knownFilter) {
+    magnitude.assign(static_cast<size_t>(m * perGroup), 0);
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t c = 0; c < perGroup; ++c) {
+        int64_t sum = 0;
+        for (int64_t t = 0; t < taps; ++t)
+          sum += std::abs(w.known->ints[static_cast<size_t>((o * perGroup + c) * taps + t)] -
+                          wZeroAt(o));
+        magnitude[static_cast<size_t>(o * perGroup + c)] = sum;
+      }
+  }
+  // Runs of input channels [c0, c1) (of each group) whose bound stays
+  // under 2^24: 255 x (the sum of the run's magnitudes) for every output
+  // channel.
+  constexpr int64_t kExact = int64_t(1) << 24, kMaxRuns = 64;
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  if (!knownFilter) {
+    int64_t perChannel = 255 * 255 * taps;
+    int64_t width = perChannel < kExact ? (kExact - 1) / perChannel : 0;
+    if (width == 0)
+      return I.unsupported(absl::StrCat("ConvInteger with ", taps, " taps an input channel (",
+                                        "their sum could reach 2^24, past f32's exact integers)"));
+    if ((perGroup + width - 1) / width > kMaxRuns)
+      return I.unsupported(absl::StrCat("ConvInteger of ", perGroup, " input channels of ", taps,
+                                        " taps: more than ", kMaxRuns, " runs of ", width));
+    for (int64_t c0 = 0; c0 < perGroup; c0 += width)
+      runs.push_back({c0, std::min(perGroup, c0 + width)});
+  } else {
+    for (int64_t c0 = 0; c0 < perGroup;) {
+      std::vector<int64_t> sum(static_cast<size_t>(m), 0);
+      int64_t c1 = c0;
+      for (; c1 < perGroup; ++c1) {
+        bool fits = true;
+        for (int64_t o = 0; o < m && fits; ++o)
+          fits = 255 * (sum[static_cast<size_t>(o)] +
+                        magnitude[static_cast<size_t>(o * perGroup + c1)]) < kExact;
+        if (!fits)
+          break;
+        for (int64_t o = 0; o < m; ++o)
+          sum[static_cast<size_t>(o)] += magnitude[static_cast<size_t>(o * perGroup + c1)];
+      }
+      if (c1 == c0)
+        return I.unsupported(absl::StrCat("ConvInteger with ", taps, " taps an input channel (",
+                                          "their sum reaches 2^24, past f32's exact integers)"));
+      if (static_cast<int64_t>(runs.size()) == kMaxRuns)
+        return I.unsupported(absl::StrCat("ConvInteger whose sums need more than ", kMaxRuns,
+                                          " runs of input channels under 2^24"));
+      runs.push_back({c0, c1});
+      c0 = c1;
+    }
+  }
+  if (runs.size() > 1 && groups > 1)
+    return I.unsupported(absl::StrCat("grouped ConvInteger whose sums could reach 2^24 (", groups,
+                                      " groups of ", perGroup, " channels of ", taps, " taps)"));
+  std::optional<Val> total;
+  for (auto [c0, c1] : runs) {
+    Val xr = xs, wr = ws;
+    if (runs.size() > 1) {
+      std::vector<int64_t> off(x.shape.size(), 0), step(x.shape.size(), 1);
+      off[1] = c0;
+      std::vector<int64_t> xshape = x.shape, wshape = w.shape;
+      xshape[1] = wshape[1] = c1 - c0;
+      xr = I.slice(xs, off, step, xshape);
+      wr = I.slice(ws, off, step, wshape);
+    }
+    TRY(y, emitConv(I, I.cast(xr, DType::F32), I.cast(wr, DType::F32), win, groups, false, shape));
+    Val yi = I.cast(y, DType::I32);
+    if (total) {
+      TRY(sum, I.binary("add", *total, yi));
+      total = sum;
+    } else {
+      total = yi;
+    }
+  }
+  return I.define(0, *total);
+}
+
 /// MaxPool's Indices: for each output element, the flat index into `x`
 /// (row-major, or with its spatial dims column-major for storage_order 1)
 /// of the first window position, in the window's row-major order, that
@@ -376,6 +557,11 @@ absl::Status importPool(Importer &I) {
   bool isMax = I.node->opType == "MaxPool";
   const char *what = isMax ? "MaxPool" : "AveragePool";
   TRY(x, I.input(0));
+  // MaxPool of int8 or uint8 (opset 12): the maximum in f32, where every
+  // such value is exact, and back.
+  bool integer = isMax && x.dtype == DType::I32 && eightBitInput(I, 0);
+  if (integer)
+    x = I.cast(x, DType::F32);
   TRY(spatial, spatialDims(I, x, what));
   if (!isMax && I.opset < 19 && I.attrInts("dilations"))
     return I.invalid("AveragePool takes dilations from opset 19");
@@ -411,7 +597,7 @@ absl::Status importPool(Importer &I) {
     if (absl::Status defined = I.define(1, indices); !defined.ok())
       return defined;
   }
-  return I.define(0, y);
+  return I.define(0, integer ? I.cast(y, DType::I32) : y);
 }
 
 absl::Status importBatchNormalization(Importer &I) {
@@ -521,10 +707,17 @@ absl::Status importInstanceNormalization(Importer &I) {
 namespace {
 
 /// One output coordinate of Resize mapped into the input, per ONNX's
-/// coordinate_transformation_mode.
+/// coordinate_transformation_mode (`roi`: the axis's crop box, start and
+/// end as fractions of the input, for tf_crop_and_resize).
 absl::StatusOr<double> sourceCoordinate(Importer &I, const std::string &mode, int64_t o,
-                                        int64_t in, int64_t out, double scale) {
+                                        int64_t in, int64_t out, double scale,
+                                        std::pair<double, double> roi = {0.0, 1.0}) {
   double x = static_cast<double>(o);
+  if (mode == "tf_crop_and_resize") {
+    auto [start, end] = roi;
+    return out > 1 ? start * (in - 1) + x * (end - start) * (in - 1) / (out - 1)
+                   : 0.5 * (start + end) * (in - 1);
+  }
   if (mode == "half_pixel")
     return (x + 0.5) / scale - 0.5;
   if (mode == "half_pixel_symmetric") {
@@ -548,10 +741,13 @@ absl::StatusOr<double> sourceCoordinate(Importer &I, const std::string &mode, in
 
 /// Resize along `axis` of `x`: each output element a weighted sum of
 /// `taps` gathered input elements (index and weight per output coordinate
-/// and tap, known).
+/// and tap, known), plus `offset` at each output coordinate where it is
+/// given (tf_crop_and_resize's extrapolation value where the coordinate
+/// falls outside the input, whose taps weigh 0 there).
 absl::StatusOr<Val> resizeAxis(Importer &I, Val x, size_t axis, int64_t out,
                                const std::vector<std::vector<int64_t>> &index,
-                               const std::vector<std::vector<double>> &weight) {
+                               const std::vector<std::vector<double>> &weight,
+                               const std::vector<double> &offset = {}) {
   std::vector<int64_t> shape = x.shape;
   shape[axis] = out;
   Val sum;
@@ -579,6 +775,15 @@ absl::StatusOr<Val> resizeAxis(Importer &I, Val x, size_t axis, int64_t out,
       sum = s;
     }
   }
+  if (!offset.empty()) {
+    HostTensor ot(DType::F32, {out});
+    for (int64_t o = 0; o < out; ++o)
+      ot.set(o, offset[o]);
+    std::vector<int64_t> oshape(shape.size(), 1);
+    oshape[axis] = out;
+    TRY(s, I.binary("add", sum, I.reshape(knownVal(std::move(ot)), oshape)));
+    sum = s;
+  }
   return I.cast(sum, x.dtype);
 }
 
@@ -596,8 +801,9 @@ absl::Status importResize(Importer &I) {
       upsample || I.opset < 11 ? "floor" : I.attrString("nearest_mode").value_or("round_prefer_floor");
   if (I.attrInt("antialias", 0) != 0)
     return I.unsupported("Resize with antialias");
-  if (coord == "tf_crop_and_resize")
-    return I.unsupported("Resize's coordinate_transformation_mode 'tf_crop_and_resize'");
+  bool crop = coord == "tf_crop_and_resize";
+  if (crop && (upsample || I.opset < 11))
+    return I.invalid("tf_crop_and_resize needs Resize from opset 11 (its roi input)");
   if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "cubic")
     return I.invalid(absl::StrCat("mode '", mode, "'"));
   if (mode != "nearest" && !isFloat(x.dtype))
@@ -685,22 +891,69 @@ absl::Status importResize(Importer &I) {
   }
   if (auto n = I.checkedElements(outDims); !n.ok())
     return n.status();
+  // tf_crop_and_resize: the crop box of each resized axis (roi: the starts,
+  // then the ends, one per axis), fractions of the input.
+  std::vector<std::pair<double, double>> roiOf(rank, {0.0, 1.0});
+  if (crop) {
+    if (!I.hasInput(1))
+      return I.invalid("tf_crop_and_resize needs roi (input #1)");
+    TRY(r, knownFloats(1));
+    if (r.size() != 2 * axes.size())
+      return I.invalid(absl::StrCat("roi has ", r.size(), " values, expected ", 2 * axes.size(),
+                                    " (a start and an end per resized axis)"));
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (!std::isfinite(r[i]) || !std::isfinite(r[i + axes.size()]))
+        return I.invalid(absl::StrCat("roi value ", r[i], " or ", r[i + axes.size()]));
+      roiOf[axes[i]] = {r[i], r[i + axes.size()]};
+    }
+  }
+  double extrapolation = I.attrFloat("extrapolation_value", 0.0f);
   double a = I.attrFloat("cubic_coeff_a", -0.75f);
   bool excludeOutside = I.attrInt("exclude_outside", 0) != 0;
   Val y = x;
   for (size_t d = 0; d < rank; ++d) {
     int64_t in = x.shape[d], out = outDims[d];
-    if (in == out && scaleOf[d] == 1.0)
-      continue; // every mode maps an unscaled axis onto itself
+    if (in == out && scaleOf[d] == 1.0 && roiOf[d] == std::make_pair(0.0, 1.0))
+      continue; // every mode maps an unscaled, uncropped axis onto itself
     if (in == 0 || out == 0)
       return I.unsupported("Resize of an empty dim");
+    // Each tap's indices and weights along the axis are known vectors of
+    // the axis's output length, built at import: at most 2^22 (32 MB of
+    // indices a tap; 2^26 took 1-4 s and 1 GB to import).
+    if (out > (int64_t(1) << 22))
+      return I.unsupported(absl::StrCat("Resize to ", out, " along axis ", d,
+                                        " (more than the 2^22 a tap's index vector holds)"));
     int taps = mode == "nearest" ? 1 : mode == "cubic" ? 4 : 2;
     std::vector<std::vector<int64_t>> index(taps, std::vector<int64_t>(out));
     std::vector<std::vector<double>> weight;
-    if (mode != "nearest")
-      weight.assign(taps, std::vector<double>(out));
+    // tf_crop_and_resize: a coordinate outside the input is the
+    // extrapolation value (its taps weigh 0); nearest then takes weights
+    // too (1 inside).
+    std::vector<bool> outside(out, false);
+    std::vector<double> offset;
+    if (crop)
+      for (int64_t o = 0; o < out; ++o) {
+        TRY(src, sourceCoordinate(I, coord, o, in, out, scaleOf[d], roiOf[d]));
+        outside[o] = src < 0 || src > static_cast<double>(in - 1);
+      }
+    bool anyOutside = std::find(outside.begin(), outside.end(), true) != outside.end();
+    if (anyOutside) {
+      offset.assign(out, 0.0);
+      for (int64_t o = 0; o < out; ++o)
+        if (outside[o])
+          offset[o] = extrapolation;
+    }
+    if (mode != "nearest" || anyOutside)
+      weight.assign(taps, std::vector<double>(out, 1.0));
     for (int64_t o = 0; o < out; ++o) {
-      TRY(src, sourceCoordinate(I, coord, o, in, out, scaleOf[d]));
+      TRY(src, sourceCoordinate(I, coord, o, in, out, scaleOf[d], roiOf[d]));
+      if (outside[o]) {
+        for (int t = 0; t < taps; ++t) {
+          index[t][o] = 0;
+          weight[t][o] = 0.0;
+        }
+        continue;
+      }
       if (mode == "nearest") {
         double f = std::floor(src), r = src - f;
         bool up = nearestMode == "round_prefer_floor" ? r > 0.5
@@ -741,7 +994,7 @@ absl::Status importResize(Importer &I) {
         weight[t][o] = excludeOutside && total != 0 ? c[t] / total : c[t];
       }
     }
-    TRY(r, resizeAxis(I, y, d, out, index, weight));
+    TRY(r, resizeAxis(I, y, d, out, index, weight, offset));
     y = r;
   }
   return I.define(0, y);

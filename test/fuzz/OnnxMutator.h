@@ -250,7 +250,7 @@ inline const std::vector<std::string> &knownOps() {
   static const std::vector<std::string> ops = {
       "Abs", "Add", "And", "ArgMax", "ArgMin", "AveragePool", "BatchNormalization", "Cast",
       "CastLike", "Ceil", "Celu", "Clip", "Concat", "Constant", "ConstantOfShape", "Conv",
-      "ConvTranspose", "Cos", "CumSum", "Div", "Dropout", "Einsum", "Elu", "Equal", "Erf",
+      "ConvInteger", "ConvTranspose", "Cos", "CumSum", "Div", "Dropout", "Einsum", "Elu", "Equal", "Erf",
       "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "GatherND", "Gemm",
       "GlobalAveragePool", "GlobalMaxPool", "Greater", "GreaterOrEqual", "HardSigmoid",
       "HardSwish", "Identity", "InstanceNormalization", "IsInf", "IsNaN",

@@ -15,6 +15,13 @@ a protobuf writer of its own (no onnx package needed):
   pad_reflect.onnx   a reflect Pad of [8, 3, 512, 512] by 3
   attention.onnx     Softmax(MatMul(q, Transpose(k)) * 0.25) @ v, as exports
                      write attention
+  convinteger_*/     ONNX backend test folders (model.onnx, test_data_set_0)
+                     of ConvInteger, with the expected int32 outputs computed
+                     here in Python integers
+  convinteger_grouped.onnx  a grouped ConvInteger whose sums could pass 2^24
+  crop_resize_{linear,nearest}/  backend test folders of Resize's
+                     tf_crop_and_resize with a crop box past the input on both
+                     sides (the extrapolation value there)
 """
 import os
 import struct
@@ -46,7 +53,7 @@ def vi(num, n):
     return field(num, 0, varint(n))
 
 
-FLOAT, INT64, FLOAT16 = 1, 7, 10
+FLOAT, UINT8, INT32, INT64, FLOAT16 = 1, 2, 6, 7, 10
 
 
 def tensor(name, dtype, dims, values=None, external=None):
@@ -57,6 +64,10 @@ def tensor(name, dtype, dims, values=None, external=None):
         t += ld(9, struct.pack(f"<{len(values)}f", *values))
     elif dtype == FLOAT16:
         t += ld(9, struct.pack(f"<{len(values)}e", *values))
+    elif dtype == UINT8:
+        t += ld(9, bytes(values))
+    elif dtype == INT32:
+        t += ld(9, struct.pack(f"<{len(values)}i", *values))
     else:
         t += ld(9, struct.pack(f"<{len(values)}q", *values))
     return t
@@ -151,6 +162,133 @@ def main():
                                       ld(5, ld(1, "mode") + ld(4, "reflect") + vi(20, 3)))],
                                 [tensor("pads", INT64, [8], [0, 0, 3, 3, 0, 0, 3, 3])],
                                 [("x", FLOAT, [8, 3, 512, 512])], [("y", FLOAT, [8, 3, 518, 518])]))
+    conv_integer_tests(out)
+    crop_resize_tests(out)
+
+
+def lcg(seed, n, lo, hi):
+    """n integers in [lo, hi] from a small linear congruential generator."""
+    out = []
+    for _ in range(n):
+        seed = (seed * 1103515245 + 12345) % (1 << 31)
+        out.append(lo + seed % (hi - lo + 1))
+    return out
+
+
+def conv_integer(x, xs, w, ws, xzp, wzp, pad):
+    """ConvInteger of flat lists (NCHW x, [M, C, KH, KW] w, one group,
+    stride 1, pads `pad` all round), in Python integers."""
+    n, c, h, wd = xs
+    m, _, kh, kw = ws
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    y = []
+    for b in range(n):
+        for o in range(m):
+            for i in range(oh):
+                for j in range(ow):
+                    acc = 0
+                    for ch in range(c):
+                        for a in range(kh):
+                            for e in range(kw):
+                                r, q = i + a - pad, j + e - pad
+                                if 0 <= r < h and 0 <= q < wd:
+                                    xv = x[((b * c + ch) * h + r) * wd + q] - xzp
+                                    wv = w[((o * c + ch) * kh + a) * kw + e] - wzp[o]
+                                    acc += xv * wv
+                    y.append(acc)
+    return y, [n, m, oh, ow]
+
+
+def backend_test(out, name, model_bytes, inputs, outputs):
+    d = os.path.join(out, name, "test_data_set_0")
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(out, name, "model.onnx"), "wb").write(model_bytes)
+    for i, t in enumerate(inputs):
+        open(os.path.join(d, f"input_{i}.pb"), "wb").write(t)
+    for i, t in enumerate(outputs):
+        open(os.path.join(d, f"output_{i}.pb"), "wb").write(t)
+
+
+def attr_float(name, v):
+    return ld(5, ld(1, name) + field(2, 5, struct.pack("<f", v)) + vi(20, 1))
+
+
+def attr_string(name, v):
+    return ld(5, ld(1, name) + ld(4, v) + vi(20, 3))
+
+
+def crop_resize_tests(out):
+    # A 5 x 5 input, crop box rows [-0.25, 1.25] into 13 rows and columns
+    # [-0.125, 1.125] into 6: source coordinates -1, -0.5, 0, ..., 5 and
+    # -0.5, 0.5, ..., 4.5 (exact in binary), those outside [0, 4] the
+    # extrapolation value 10. Expected outputs per ONNX's definition.
+    n, rows, cols = 5, 13, 6
+    x = [float(v) for v in range(n * n)]
+    roi = [0.0, 0.0, -0.25, -0.125, 1.0, 1.0, 1.25, 1.125]
+
+    def coords(out_len, start, end):
+        return [start * (n - 1) + o * (end - start) * (n - 1) / (out_len - 1)
+                for o in range(out_len)]
+    ys, xs_ = coords(rows, -0.25, 1.25), coords(cols, -0.125, 1.125)
+    inside = lambda c: 0 <= c <= n - 1
+
+    def linear(c):
+        f = int(c // 1)
+        r = c - f
+        return [(f, 1 - r), (min(f + 1, n - 1), r)]
+
+    def nearest(c):  # round_prefer_floor
+        f = int(c // 1)
+        return [(min(max(f + (1 if c - f > 0.5 else 0), 0), n - 1), 1.0)]
+    for mode, taps in (("linear", linear), ("nearest", nearest)):
+        y = []
+        for a in ys:
+            for b in xs_:
+                if not (inside(a) and inside(b)):
+                    y.append(10.0)
+                    continue
+                y.append(sum(wa * wb * x[ia * n + ib] for ia, wa in taps(a) for ib, wb in taps(b)))
+        m = model([node("Resize", ["x", "roi", "", "sizes"], ["y"], "crop",
+                        attr_string("mode", mode)
+                        + attr_string("coordinate_transformation_mode", "tf_crop_and_resize")
+                        + attr_float("extrapolation_value", 10.0))],
+                  [tensor("roi", FLOAT, [8], roi), tensor("sizes", INT64, [4], [1, 1, rows, cols])],
+                  [("x", FLOAT, [1, 1, n, n])], [("y", FLOAT, [1, 1, rows, cols])])
+        backend_test(out, f"crop_resize_{mode}", m, [tensor("x", FLOAT, [1, 1, n, n], x)],
+                     [tensor("y", FLOAT, [1, 1, rows, cols], y)])
+
+
+def conv_integer_tests(out):
+    # 64 input channels of 3 x 3 taps: 576 products of up to 255 x 255 a
+    # sum, past 2^24 (f32's exact integers). With the filter an input (its
+    # values unknown at import) the channels go in runs of 28.
+    xs, ws = [2, 64, 5, 5], [8, 64, 3, 3]
+    x = lcg(7, 2 * 64 * 25, 200, 255)
+    w = lcg(11, 8 * 64 * 9, 0, 255)
+    xzp, wzp = 0, [0, 1, 2, 3, 250, 5, 6, 7]
+    y, ys = conv_integer(x, xs, w, ws, xzp, wzp, 1)
+    assert max(abs(v) for v in y) > (1 << 24)
+    m = model([node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], "convint",
+                    attr_ints("pads", [1, 1, 1, 1]))],
+              [tensor("xz", UINT8, [], [xzp]), tensor("wz", UINT8, [8], wzp)],
+              [("x", UINT8, xs), ("w", UINT8, ws)], [("y", INT32, ys)], opset=10)
+    backend_test(out, "convinteger_deep", m,
+                 [tensor("x", UINT8, xs, x), tensor("w", UINT8, ws, w)],
+                 [tensor("y", INT32, ys, y)])
+    # The same with the filter known (an initializer) and small: one run.
+    w2 = lcg(13, 8 * 64 * 9, 0, 3)
+    y2, _ = conv_integer(x, xs, w2, ws, 3, [0] * 8, 1)
+    m2 = model([node("ConvInteger", ["x", "w", "xz"], ["y"], "convint",
+                     attr_ints("pads", [1, 1, 1, 1]))],
+               [tensor("w", UINT8, ws, w2), tensor("xz", UINT8, [], [3])],
+               [("x", UINT8, xs)], [("y", INT32, ys)], opset=10)
+    backend_test(out, "convinteger_known", m2, [tensor("x", UINT8, xs, x)],
+                 [tensor("y", INT32, ys, y2)])
+    # Grouped, the filter unknown: 2 groups of 32 channels, 288 taps each.
+    open(os.path.join(out, "convinteger_grouped.onnx"), "wb").write(
+        model([node("ConvInteger", ["x", "w"], ["y"], "convint_g", attr_int("group", 2))], [],
+              [("x", UINT8, [1, 64, 5, 5]), ("w", UINT8, [8, 32, 3, 3])],
+              [("y", INT32, [1, 8, 3, 3])], opset=10))
 
 
 if __name__ == "__main__":
