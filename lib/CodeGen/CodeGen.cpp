@@ -50,7 +50,7 @@ absl::Status checkKernel(KernelOp kernel, const KernelShape &s, const std::strin
         return unimplemented(r, "integer means and boolean reductions are not generated yet");
     } else if (!isa<CastOp, BroadcastOp, ReshapeOp, TransposeOp, SliceOp, ConcatOp, GatherOp,
                     CompareOp, SelectOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp,
-                    AndOp, OrOp, NotOp, NegOp, AbsOp, SignOp, FloorOp, CeilOp, ExpOp, Exp2Op,
+                    AndOp, OrOp, NotOp, NegOp, AbsOp, SignOp, FloorOp, CeilOp, RoundOp, ExpOp, Exp2Op,
                     LogOp, TanhOp, ErfOp, SigmoidOp, RsqrtOp, SqrtOp, SinOp, CosOp>(op)) {
       return unimplemented(&op, "this op is not generated inside a kernel (composites are "
                                 "decomposed by fusec-decompose first; attention runs as the "

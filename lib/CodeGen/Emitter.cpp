@@ -134,6 +134,7 @@ Value Emitter::fmaximum(Value a, Value c) { return LLVM::MaximumOp::create(b, a,
 Value Emitter::fminimum(Value a, Value c) { return LLVM::MinimumOp::create(b, a, c); }
 Value Emitter::fabs(Value a) { return LLVM::FAbsOp::create(b, a); }
 Value Emitter::floor(Value a) { return LLVM::FFloorOp::create(b, a); }
+Value Emitter::roundEven(Value a) { return LLVM::RoundEvenOp::create(b, a); }
 Value Emitter::ceil(Value a) { return LLVM::FCeilOp::create(b, a); }
 Value Emitter::sqrt(Value a) { return LLVM::SqrtOp::create(b, a); }
 Value Emitter::fcmp(LLVM::FCmpPredicate p, Value a, Value c) {

@@ -130,6 +130,8 @@ public:
   mlir::Value fminimum(mlir::Value a, mlir::Value b);
   mlir::Value fabs(mlir::Value a);
   mlir::Value floor(mlir::Value a);
+  /// Round to nearest, halves to even (PTX cvt.rni).
+  mlir::Value roundEven(mlir::Value a);
   mlir::Value ceil(mlir::Value a);
   mlir::Value sqrt(mlir::Value a);
   mlir::Value fcmp(mlir::LLVM::FCmpPredicate p, mlir::Value a, mlir::Value b);

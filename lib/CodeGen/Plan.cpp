@@ -458,7 +458,7 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
       continue;
     }
     if (!isa<CastOp, CompareOp, SelectOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, AndOp,
-             OrOp, NotOp, NegOp, AbsOp, SignOp, FloorOp, CeilOp, ExpOp, Exp2Op, LogOp, TanhOp,
+             OrOp, NotOp, NegOp, AbsOp, SignOp, FloorOp, CeilOp, RoundOp, ExpOp, Exp2Op, LogOp, TanhOp,
              ErfOp, SigmoidOp, RsqrtOp, SqrtOp, SinOp, CosOp>(op))
       return refuse("'" + op.getName().getStringRef().str() +
                     "' reads the matmul's result at another index");

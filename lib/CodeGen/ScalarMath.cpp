@@ -140,6 +140,8 @@ absl::StatusOr<Value> emitScalarOp(Emitter &e, Operation *op, ArrayRef<Value> in
     return e.floor(in[0]);
   if (isa<CeilOp>(op))
     return e.ceil(in[0]);
+  if (isa<RoundOp>(op))
+    return e.roundEven(in[0]);
   if (isa<SqrtOp>(op))
     return e.sqrt(in[0]);
   if (isa<RsqrtOp>(op))

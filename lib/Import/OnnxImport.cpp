@@ -1131,6 +1131,13 @@ absl::Status Importer::narrowOutputs() {
     if (node->inputs.size() > 1)
       if (auto it = narrow.find(node->inputs[1]); it != narrow.end())
         type = it->second;
+  } else if (op == "QuantizeLinear") {
+    // Its zero point's type, else output_dtype, else uint8 (in range: not
+    // wrapped).
+    type = node->inputs.size() > 2 && narrow.count(node->inputs[2])
+               ? narrow.at(node->inputs[2])
+               : static_cast<int32_t>(attrInt("output_dtype", 0) ? attrInt("output_dtype", 0)
+                                                                 : onnx::kUint8);
   } else if (op == "Constant" || op == "ConstantOfShape") {
     if (const onnx::Attribute *a = node->attr("value"); a && (a->has & onnx::Attribute::kT))
       type = a->t.dataType;

@@ -64,7 +64,7 @@ template <const char *Pred> absl::Status compareOp(Importer &I) {
   return I.define(0, r);
 }
 
-constexpr char kNeg[] = "neg", kAbs[] = "abs", kFloor[] = "floor", kCeil[] = "ceil",
+constexpr char kNeg[] = "neg", kAbs[] = "abs", kFloor[] = "floor", kCeil[] = "ceil", kRound[] = "round",
                kSqrt[] = "sqrt", kExp[] = "exp", kLog[] = "log", kTanh[] = "tanh", kErf[] = "erf",
                kSigmoid[] = "sigmoid", kSign[] = "sign", kNot[] = "not", kSin[] = "sin",
                kCos[] = "cos";
@@ -317,6 +317,96 @@ absl::Status importCastLike(Importer &I) {
   TRY(x, I.input(0));
   TRY(like, I.input(1));
   return I.define(0, I.cast(x, like.dtype));
+}
+
+/// A QuantizeLinear or DequantizeLinear scale or zero point `v` seen
+/// against x of `rank` dims: one value (a scalar), or one per position of
+/// `axis` (shaped to broadcast along it).
+absl::StatusOr<Val> quantParam(Importer &I, Val v, const std::vector<int64_t> &xShape,
+                               const char *what) {
+  if (v.elements() == 1 && v.shape.size() <= 1)
+    return I.reshape(v, {});
+  if (I.attrInt("block_size", 0) != 0)
+    return I.unsupported("blocked quantization (block_size)");
+  TRY(axis, I.axis(I.attrInt("axis", 1), xShape.size()));
+  if (v.shape.size() != 1 || v.shape[0] != xShape[static_cast<size_t>(axis)])
+    return I.invalid(absl::StrCat(what, " is ", I.ty(v), ", expected one value or one per ",
+                                  "position of axis ", axis, " (", xShape[static_cast<size_t>(axis)],
+                                  ")"));
+  std::vector<int64_t> shape(xShape.size(), 1);
+  shape[static_cast<size_t>(axis)] = v.shape[0];
+  return I.reshape(v, shape);
+}
+
+/// The ONNX integer type a QuantizeLinear writes: its zero point's, else
+/// output_dtype (opset 21), else uint8.
+int32_t quantizedType(Importer &I) {
+  if (I.hasInput(2))
+    if (std::optional<int32_t> t = I.narrowType(I.node->inputs[2]))
+      return *t;
+  return static_cast<int32_t>(I.attrInt("output_dtype", 0) ? I.attrInt("output_dtype", 0)
+                                                           : onnx::kUint8);
+}
+
+/// DequantizeLinear: (x - x_zero_point) * x_scale, the difference in
+/// integers, the product in f32, the result of the scale's type.
+absl::Status importDequantizeLinear(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(scale, I.input(1));
+  if (x.dtype != DType::I32)
+    return I.unsupported(absl::StrCat("DequantizeLinear of ", dtypeName(x.dtype),
+                                      " (8-, 16- and 32-bit integers are supported)"));
+  if (!isFloat(scale.dtype))
+    return I.invalid(absl::StrCat("x_scale is ", I.ty(scale), ", expected floats"));
+  TRY(s, quantParam(I, scale, x.shape, "x_scale"));
+  Val d = x;
+  if (I.hasInput(2)) {
+    TRY(z, I.input(2));
+    if (z.dtype != DType::I32)
+      return I.invalid(absl::StrCat("x_zero_point is ", I.ty(z), ", expected x's type"));
+    TRY(zp, quantParam(I, z, x.shape, "x_zero_point"));
+    TRY(diff, I.binary("sub", x, zp));
+    d = diff;
+  }
+  TRY(y, I.binary("mul", I.cast(d, DType::F32), I.cast(s, DType::F32)));
+  return I.define(0, I.cast(y, scale.dtype));
+}
+
+/// QuantizeLinear: saturate(round(x / y_scale) + y_zero_point), rounding
+/// halves to even, into the range of the output's 8- or 16-bit type (held
+/// in i32), computed in f32.
+absl::Status importQuantizeLinear(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(scale, I.input(1));
+  if (!isFloat(x.dtype) && x.dtype != DType::I32)
+    return I.invalid(absl::StrCat("x is ", I.ty(x), ", expected floats or int32"));
+  if (!isFloat(scale.dtype))
+    return I.invalid(absl::StrCat("y_scale is ", I.ty(scale), ", expected floats"));
+  int32_t type = quantizedType(I);
+  int64_t lo, hi;
+  switch (type) {
+  case onnx::kUint8: lo = 0, hi = 255; break;
+  case onnx::kInt8: lo = -128, hi = 127; break;
+  case onnx::kUint16: lo = 0, hi = 65535; break;
+  case onnx::kInt16: lo = -32768, hi = 32767; break;
+  default:
+    return I.unsupported(absl::StrCat("QuantizeLinear to ", onnxTypeName(type),
+                                      " (8- and 16-bit integers are supported)"));
+  }
+  TRY(s, quantParam(I, scale, x.shape, "y_scale"));
+  TRY(q, I.binary("div", I.cast(x, DType::F32), I.cast(s, DType::F32)));
+  Val r = I.unary("round", q);
+  if (I.hasInput(2)) {
+    TRY(z, I.input(2));
+    if (z.dtype != DType::I32)
+      return I.invalid(absl::StrCat("y_zero_point is ", I.ty(z), ", expected an integer type"));
+    TRY(zp, quantParam(I, z, x.shape, "y_zero_point"));
+    TRY(shifted, I.binary("add", r, I.cast(zp, DType::F32)));
+    r = shifted;
+  }
+  TRY(low, I.binary("max", r, I.constant(DType::F32, static_cast<double>(lo))));
+  TRY(clamped, I.binary("min", low, I.constant(DType::F32, static_cast<double>(hi))));
+  return I.define(0, I.cast(clamped, DType::I32));
 }
 
 absl::Status importIsNaN(Importer &I) {
@@ -1625,6 +1715,7 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"Abs", unaryOp<kAbs>},
       {"Floor", unaryOp<kFloor>},
       {"Ceil", unaryOp<kCeil>},
+      {"Round", unaryOp<kRound>},
       {"Sqrt", unaryOp<kSqrt>},
       {"Exp", unaryOp<kExp>},
       {"Log", unaryOp<kLog>},
@@ -1669,6 +1760,8 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"Clip", importClip},
       {"Where", importWhere},
       {"Cast", importCast},
+      {"QuantizeLinear", importQuantizeLinear},
+      {"DequantizeLinear", importDequantizeLinear},
       {"CastLike", importCastLike},
       {"IsNaN", importIsNaN},
       {"IsInf", importIsInf},

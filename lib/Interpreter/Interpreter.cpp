@@ -360,6 +360,10 @@ absl::Status Interpreter::exec(Operation *op) {
       .Case([&](CeilOp) {
         return unary(op, [](double x) { return std::ceil(x); }, [](int64_t x) { return x; });
       })
+      .Case([&](RoundOp) {
+        // Halves to even: nearbyint in the default rounding mode.
+        return unary(op, [](double x) { return std::nearbyint(x); }, [](int64_t x) { return x; });
+      })
       .Case([&](SignOp) {
         return unary(
             op, [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; },

@@ -378,7 +378,7 @@ struct SinkReshape : RewritePattern {
   SinkReshape(MLIRContext *context) : RewritePattern(MatchAnyOpTypeTag(), 1, context) {}
   static bool elementwise(Operation *op) {
     return isa<CastOp, CompareOp, SelectOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp,
-               AndOp, OrOp, NotOp, NegOp, AbsOp, SignOp, FloorOp, CeilOp, ExpOp, Exp2Op, LogOp,
+               AndOp, OrOp, NotOp, NegOp, AbsOp, SignOp, FloorOp, CeilOp, RoundOp, ExpOp, Exp2Op, LogOp,
                TanhOp, ErfOp, SigmoidOp, RsqrtOp, SqrtOp, SinOp, CosOp>(op);
   }
   LogicalResult matchAndRewrite(Operation *op, PatternRewriter &rewriter) const override {

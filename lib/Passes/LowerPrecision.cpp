@@ -42,7 +42,7 @@ bool addsErrors(Operation *op) {
 double amplification(Operation *op) {
   // sin and cos: an absolute error of the argument is one of the result,
   // which near a zero of the result is any relative error.
-  if (isa<FloorOp, CeilOp, SignOp, CompareOp, SinOp, CosOp>(op))
+  if (isa<FloorOp, CeilOp, RoundOp, SignOp, CompareOp, SinOp, CosOp>(op))
     return std::numeric_limits<double>::infinity();
   if (isa<ExpOp, Exp2Op, LogOp, PowOp>(op))
     return 4;

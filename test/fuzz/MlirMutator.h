@@ -183,7 +183,7 @@ inline bool mutateRank(std::string &text, std::mt19937_64 &rng) {
 inline bool mutateOpName(std::string &text, std::mt19937_64 &rng) {
   static const std::vector<std::vector<std::string>> families = {
       {"exp", "exp2", "log", "tanh", "sin", "cos", "erf", "sigmoid", "rsqrt", "sqrt", "neg",
-       "abs", "floor", "ceil", "sign", "gelu", "silu"},
+       "abs", "floor", "ceil", "round", "sign", "gelu", "silu"},
       {"add", "sub", "mul", "div", "max", "min", "pow"}};
   struct Site {
     size_t at, length;

@@ -227,6 +227,17 @@ def Fusec_CeilOp : Fusec_UnaryOp<"ceil", FloatOnly, 1, 0> {
     ```
   }];
 }
+def Fusec_RoundOp : Fusec_UnaryOp<"round", FloatOnly, 1, 0> {
+  let summary = "elementwise round to the nearest integer, halves to even";
+  let description = [{
+    ONNX's `Round` and the rounding step of `QuantizeLinear` (IEEE
+    roundTiesToEven: 2.5 -> 2, 3.5 -> 4, -0.5 -> -0).
+
+    ```mlir
+    %y = fusec.round %x : tensor<64xf32>
+    ```
+  }];
+}
 def Fusec_SignOp : Fusec_UnaryOp<"sign", Numeric, 1, 0> {
   let summary = "elementwise sign: -1, 0 or 1";
   let description = [{
