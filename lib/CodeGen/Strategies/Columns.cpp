@@ -138,6 +138,10 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
   // Element (row r, column c) of the input: (c / inner) * rows * inner +
   // r * inner + c % inner (c itself when the reduced dims lead).
   Value colCount = e.i64c(inner), rowCount = e.i64c(reducedRows), step = e.i64c(slices);
+  // rows x inner: wraps (as the strides do) where it passes int64, which
+  // only a tensor with an empty dim reaches; none of its elements is indexed.
+  Value rowBlock = e.i64c(static_cast<int64_t>(static_cast<uint64_t>(reducedRows) *
+                                            static_cast<uint64_t>(inner)));
   absl::Status status = absl::OkStatus();
 
   e.loop(ctaid, e.i64c(tiles * split), nctaid, {e.i64c(0)},
@@ -166,7 +170,7 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
       colLane.push_back(l ? e.add(col, e.i64c(l)) : col);
     Value colStart = inner == columns
                          ? col
-                         : e.add(e.mul(e.udiv(col, e.i64c(inner)), e.i64c(reducedRows * inner)),
+                         : e.add(e.mul(e.udiv(col, e.i64c(inner)), rowBlock),
                                  e.urem(col, e.i64c(inner)));
 
     // A reduction's totals as the outputs read them: divided (means),

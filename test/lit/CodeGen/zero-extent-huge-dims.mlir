@@ -1,7 +1,9 @@
 // fuzz_mlir under UBSan: tensors with an empty dim whose other dims' product
 // passes int64 (valid: they have no elements). Code generation's strides
 // overflowed; they wrap now (unsigned), as no element is indexed. The lit
-// suite under the sanitizers (CI) runs it with UBSan.
+// suite under the sanitizers (CI) runs it with UBSan. @column_block: with a
+// leading 1 the middle-dim softmax becomes a column kernel whose rows x
+// inner block passed int64 (fuzz_mlir in CI, 2026-12-05); it wraps too.
 // RUN: fusec-compile %s --target=h200 --emit=ptx -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // CHECK: .visible .entry
@@ -17,4 +19,9 @@ func.func @decode_chain(%x: tensor<0x0x65536x65536x65536x8x65535xbf16>, %w1: ten
   %mut667452 = fusec.softmax %mut188979 dim 4 : tensor<0x0x65536x65536x65536x8x65535xbf16>
   %mut242355 = fusec.max %mut188979, %mut188979 : tensor<0x0x65536x65536x65536x8x65535xbf16>
   return %mut242355, %mut667452, %mut852094, %mut840925 : tensor<0x0x65536x65536x65536x8x65535xbf16>, tensor<0x0x65536x65536x65536x8x65535xbf16>, tensor<0x0x65536x65536x65536x8x65535xbf16>, tensor<0xbf16>
+}
+func.func @column_block(%x: tensor<1x0x0x65536x65536x65536x8x65535xbf16>) -> tensor<1x0x0x65536x65536x65536x8x65535xbf16> {
+  %n = fusec.neg %x : tensor<1x0x0x65536x65536x65536x8x65535xbf16>
+  %s = fusec.softmax %n dim 3 : tensor<1x0x0x65536x65536x65536x8x65535xbf16>
+  return %s : tensor<1x0x0x65536x65536x65536x8x65535xbf16>
 }
