@@ -1136,8 +1136,15 @@ absl::Status Importer::narrowOutputs() {
     // wrapped).
     type = node->inputs.size() > 2 && narrow.count(node->inputs[2])
                ? narrow.at(node->inputs[2])
-               : static_cast<int32_t>(attrInt("output_dtype", 0) ? attrInt("output_dtype", 0)
-                                                                 : onnx::kUint8);
+               : static_cast<int32_t>(attrInt("output_dtype", 0)
+                                          ? attrInt("output_dtype", 0)
+                                          : static_cast<int64_t>(onnx::kUint8));
+  } else if (op == "QLinearMatMul" || op == "QLinearConv") {
+    // y_zero_point's type, else uint8.
+    type = node->inputs.size() > 7 && narrow.count(node->inputs[7]) ? narrow.at(node->inputs[7])
+                                                                     : onnx::kUint8;
+  } else if (op == "DynamicQuantizeLinear") {
+    type = onnx::kUint8; // y and y_zero_point (y_scale is f32)
   } else if (op == "Constant" || op == "ConstantOfShape") {
     if (const onnx::Attribute *a = node->attr("value"); a && (a->has & onnx::Attribute::kT))
       type = a->t.dataType;

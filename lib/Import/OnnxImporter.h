@@ -258,6 +258,13 @@ using OpImporter = absl::Status (*)(Importer &I);
 // The importers of convolutional networks' ops (OnnxVision.cpp).
 absl::Status importConv(Importer &I);
 absl::Status importConvInteger(Importer &I);
+absl::Status importQLinearConv(Importer &I);
+/// saturate(round(q) + the node's input `zpIn` (a zero point: one value, or
+/// shaped to broadcast against q; absent: 0)) into the range of the output's
+/// 8- or 16-bit type (that of the zero point, else the node's output_dtype,
+/// else uint8), rounding halves to even; q is f32. The result is i32 (the
+/// narrow type is the output's tag).
+absl::StatusOr<Val> quantizeRounded(Importer &I, Val q, size_t zpIn, const char *what);
 absl::Status importPool(Importer &I);
 absl::Status importBatchNormalization(Importer &I);
 absl::Status importInstanceNormalization(Importer &I);

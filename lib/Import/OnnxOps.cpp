@@ -338,16 +338,6 @@ absl::StatusOr<Val> quantParam(Importer &I, Val v, const std::vector<int64_t> &x
   return I.reshape(v, shape);
 }
 
-/// The ONNX integer type a QuantizeLinear writes: its zero point's, else
-/// output_dtype (opset 21), else uint8.
-int32_t quantizedType(Importer &I) {
-  if (I.hasInput(2))
-    if (std::optional<int32_t> t = I.narrowType(I.node->inputs[2]))
-      return *t;
-  return static_cast<int32_t>(I.attrInt("output_dtype", 0) ? I.attrInt("output_dtype", 0)
-                                                           : onnx::kUint8);
-}
-
 /// DequantizeLinear: (x - x_zero_point) * x_scale, the difference in
 /// integers, the product in f32, the result of the scale's type.
 absl::Status importDequantizeLinear(Importer &I) {
@@ -382,31 +372,10 @@ absl::Status importQuantizeLinear(Importer &I) {
     return I.invalid(absl::StrCat("x is ", I.ty(x), ", expected floats or int32"));
   if (!isFloat(scale.dtype))
     return I.invalid(absl::StrCat("y_scale is ", I.ty(scale), ", expected floats"));
-  int32_t type = quantizedType(I);
-  int64_t lo, hi;
-  switch (type) {
-  case onnx::kUint8: lo = 0, hi = 255; break;
-  case onnx::kInt8: lo = -128, hi = 127; break;
-  case onnx::kUint16: lo = 0, hi = 65535; break;
-  case onnx::kInt16: lo = -32768, hi = 32767; break;
-  default:
-    return I.unsupported(absl::StrCat("QuantizeLinear to ", onnxTypeName(type),
-                                      " (8- and 16-bit integers are supported)"));
-  }
   TRY(s, quantParam(I, scale, x.shape, "y_scale"));
   TRY(q, I.binary("div", I.cast(x, DType::F32), I.cast(s, DType::F32)));
-  Val r = I.unary("round", q);
-  if (I.hasInput(2)) {
-    TRY(z, I.input(2));
-    if (z.dtype != DType::I32)
-      return I.invalid(absl::StrCat("y_zero_point is ", I.ty(z), ", expected an integer type"));
-    TRY(zp, quantParam(I, z, x.shape, "y_zero_point"));
-    TRY(shifted, I.binary("add", r, I.cast(zp, DType::F32)));
-    r = shifted;
-  }
-  TRY(low, I.binary("max", r, I.constant(DType::F32, static_cast<double>(lo))));
-  TRY(clamped, I.binary("min", low, I.constant(DType::F32, static_cast<double>(hi))));
-  return I.define(0, I.cast(clamped, DType::I32));
+  TRY(y, quantizeRounded(I, q, 2, "y_zero_point"));
+  return I.define(0, y);
 }
 
 absl::Status importIsNaN(Importer &I) {
@@ -1519,17 +1488,14 @@ absl::Status importTrilu(Importer &I) {
 // Contractions
 //===----------------------------------------------------------------------===//
 
-absl::Status importMatMul(Importer &I) {
-  const std::string &op = I.node->opType;
-  TRY(a, I.input(0));
-  TRY(b, I.input(1));
-  bool ta = op == "Gemm" && I.attrInt("transA", 0), tb = op == "Gemm" && I.attrInt("transB", 0);
+/// a x b with ONNX MatMul's (and Gemm's transA/transB) shape rules: a 1-D
+/// operand is a row on the left, a column on the right (its dim dropped
+/// from the result); batch dims broadcast.
+absl::StatusOr<Val> matmulOf(Importer &I, Val a, Val b, bool ta, bool tb) {
   if (a.shape.empty() || b.shape.empty())
     return I.invalid("scalar MatMul operands");
   if (a.dtype != b.dtype)
     return I.invalid("MatMul operands of two types");
-  // 1-D operands: a row vector on the left, a column on the right, the
-  // added dim dropped from the result.
   bool vecA = a.shape.size() == 1, vecB = b.shape.size() == 1;
   if (vecA)
     a = I.reshape(a, {1, a.shape[0]});
@@ -1560,6 +1526,25 @@ absl::Status importMatMul(Importer &I) {
   Val r = I.emit(absl::StrCat("fusec.matmul ", I.use(a), ", ", I.use(b), flags, " : (", I.ty(a),
                               ", ", I.ty(b), ") -> ", typeOf(a.dtype, shape)),
                  a.dtype, shape);
+  if (vecA || vecB) {
+    std::vector<int64_t> out = batch;
+    if (!vecA)
+      out.push_back(m);
+    if (!vecB)
+      out.push_back(n);
+    r = I.reshape(r, out);
+  }
+  return r;
+}
+
+absl::Status importMatMul(Importer &I) {
+  const std::string &op = I.node->opType;
+  TRY(a, I.input(0));
+  TRY(b, I.input(1));
+  bool ta = op == "Gemm" && I.attrInt("transA", 0), tb = op == "Gemm" && I.attrInt("transB", 0);
+  if (op == "Gemm" && (a.shape.size() != 2 || b.shape.size() != 2))
+    return I.invalid(absl::StrCat("Gemm of ", I.ty(a), " and ", I.ty(b), ", expected matrices"));
+  TRY(r, matmulOf(I, a, b, ta, tb));
   if (op == "Gemm") {
     float alpha = I.attrFloat("alpha", 1), beta = I.attrFloat("beta", 1);
     if (alpha != 1) {
@@ -1576,15 +1561,210 @@ absl::Status importMatMul(Importer &I) {
       r = s;
     }
   }
+  return I.define(0, r);
+}
+
+/// Whether input `i` of the node is ONNX int8 or uint8 (held in i32).
+bool eightBit(Importer &I, size_t i) {
+  std::optional<int32_t> t = I.narrowType(I.node->inputs[i]);
+  return t && (*t == onnx::kInt8 || *t == onnx::kUint8);
+}
+
+/// sum over k of (a - a_zero_point)(b - b_zero_point) in int32, of int8 or
+/// uint8 a [..., M, K] and b [..., K, N] (MatMulInteger, QLinearMatMul): the
+/// node's inputs `aIn`, `bIn` and the optional zero points `aZpIn` (one
+/// value, or one a row of a) and `bZpIn` (one, or one a column of b). The
+/// differences are integers of at most 255 in magnitude, exact in f32, so
+/// the product runs as an f32 `fusec.matmul`, exact while each output's
+/// sum of magnitudes stays under 2^24: 255 x the largest over the columns
+/// of sum |b - b_zero_point| (from b when it is known, else 255 a row of
+/// K). K splits into runs that each stay under it (258 rows where b is not
+/// known), each converted to i32; the runs add in i32 (wrapping, as ONNX's
+/// int32 accumulation).
+absl::StatusOr<Val> integerMatMul(Importer &I, size_t aIn, size_t bIn, size_t aZpIn,
+                                  size_t bZpIn, const char *what) {
+  TRY(a, I.input(aIn));
+  TRY(b, I.input(bIn));
+  if (a.dtype != DType::I32 || !eightBit(I, aIn) || b.dtype != DType::I32 || !eightBit(I, bIn))
+    return I.invalid(absl::StrCat(what, " expects int8 or uint8 operands"));
+  if (a.shape.empty() || b.shape.empty())
+    return I.invalid(absl::StrCat("scalar ", what, " operands"));
+  bool vecA = a.shape.size() == 1, vecB = b.shape.size() == 1;
+  if (vecA)
+    a = I.reshape(a, {1, a.shape[0]});
+  if (vecB)
+    b = I.reshape(b, {b.shape[0], 1});
+  size_t ra = a.shape.size(), rb = b.shape.size();
+  int64_t m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
+  if (b.shape[rb - 2] != k)
+    return I.invalid(absl::StrCat("contracting dims ", k, " and ", b.shape[rb - 2]));
+  Val da = a, db = b;
+  if (I.hasInput(aZpIn)) {
+    TRY(z, I.input(aZpIn));
+    if (z.shape.size() > 1 || (z.elements() != 1 && z.elements() != m) || !eightBit(I, aZpIn))
+      return I.invalid(absl::StrCat("a_zero_point is ", I.ty(z), ", expected one int8 or uint8 ",
+                                    "value or one a row (", m, ")"));
+    TRY(d, I.binary("sub", a, I.reshape(z, z.elements() == 1 ? std::vector<int64_t>{}
+                                                              : std::vector<int64_t>{m, 1})));
+    da = d;
+  }
+  std::shared_ptr<const HostTensor> bZero;
+  bool bZeroKnown = true;
+  if (I.hasInput(bZpIn)) {
+    TRY(z, I.input(bZpIn));
+    if (z.shape.size() > 1 || (z.elements() != 1 && z.elements() != n) || !eightBit(I, bZpIn))
+      return I.invalid(absl::StrCat("b_zero_point is ", I.ty(z), ", expected one int8 or uint8 ",
+                                    "value or one a column (", n, ")"));
+    bZero = z.known;
+    bZeroKnown = z.known != nullptr;
+    TRY(d, I.binary("sub", b, I.reshape(z, z.elements() == 1 ? std::vector<int64_t>{}
+                                                              : std::vector<int64_t>{n})));
+    db = d;
+  }
+  // Runs [k0, k1) of K whose bound stays under 2^24 for every column (of
+  // every batch of b).
+  constexpr int64_t kExact = int64_t(1) << 24, kMaxRuns = 64;
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  if (!(b.known && bZeroKnown)) {
+    int64_t width = (kExact - 1) / (255 * 255);
+    if ((k + width - 1) / width > kMaxRuns)
+      return I.unsupported(absl::StrCat(what, " over K = ", k, ": more than ", kMaxRuns,
+                                        " runs of ", width, " (exact f32 sums under 2^24)"));
+    for (int64_t k0 = 0; k0 < k; k0 += width)
+      runs.push_back({k0, std::min(k, k0 + width)});
+  } else {
+    int64_t batches = b.elements() / std::max<int64_t>(1, k * n);
+    auto zeroAt = [&](int64_t j) -> int64_t {
+      return bZero ? bZero->ints[static_cast<size_t>(bZero->ints.size() == 1 ? 0 : j)] : 0;
+    };
+    for (int64_t k0 = 0; k0 < k;) {
+      std::vector<int64_t> sum(static_cast<size_t>(batches * n), 0);
+      int64_t k1 = k0;
+      for (; k1 < k; ++k1) {
+        bool fits = true;
+        for (int64_t c = 0; c < batches * n && fits; ++c) {
+          int64_t v = b.known->ints[static_cast<size_t>((c / n * k + k1) * n + c % n)];
+          fits = 255 * (sum[static_cast<size_t>(c)] + std::abs(v - zeroAt(c % n))) < kExact;
+        }
+        if (!fits)
+          break;
+        for (int64_t c = 0; c < batches * n; ++c) {
+          int64_t v = b.known->ints[static_cast<size_t>((c / n * k + k1) * n + c % n)];
+          sum[static_cast<size_t>(c)] += std::abs(v - zeroAt(c % n));
+        }
+      }
+      if (static_cast<int64_t>(runs.size()) == kMaxRuns)
+        return I.unsupported(absl::StrCat(what, " whose sums need more than ", kMaxRuns,
+                                          " runs of K under 2^24"));
+      runs.push_back({k0, k1});
+      k0 = k1;
+    }
+  }
+  std::optional<Val> total;
+  for (auto [k0, k1] : runs) {
+    Val ar = da, br = db;
+    if (runs.size() > 1) {
+      std::vector<int64_t> aoff(ra, 0), astep(ra, 1), ashape = a.shape;
+      aoff[ra - 1] = k0;
+      ashape[ra - 1] = k1 - k0;
+      std::vector<int64_t> boff(rb, 0), bstep(rb, 1), bshape = b.shape;
+      boff[rb - 2] = k0;
+      bshape[rb - 2] = k1 - k0;
+      ar = I.slice(da, aoff, astep, ashape);
+      br = I.slice(db, boff, bstep, bshape);
+    }
+    TRY(y, matmulOf(I, I.cast(ar, DType::F32), I.cast(br, DType::F32), false, false));
+    Val yi = I.cast(y, DType::I32);
+    if (total) {
+      TRY(sum, I.binary("add", *total, yi));
+      total = sum;
+    } else {
+      total = yi;
+    }
+  }
+  Val r = *total;
   if (vecA || vecB) {
-    std::vector<int64_t> out = batch;
+    std::vector<int64_t> out(r.shape.begin(), r.shape.end() - 2);
     if (!vecA)
       out.push_back(m);
     if (!vecB)
       out.push_back(n);
     r = I.reshape(r, out);
   }
-  return I.define(0, r);
+  return r;
+}
+
+absl::Status importMatMulInteger(Importer &I) {
+  TRY(y, integerMatMul(I, 0, 1, 2, 3, "MatMulInteger"));
+  return I.define(0, y);
+}
+
+/// QLinearMatMul: saturate(round(the int32 product of the zero-point
+/// differences x a_scale x b_scale / y_scale) + y_zero_point); the product
+/// exact as MatMulInteger's, the rest in f32. a_scale is one value or one a
+/// row, b_scale one or one a column.
+absl::Status importQLinearMatMul(Importer &I) {
+  TRY(acc, integerMatMul(I, 0, 3, 2, 5, "QLinearMatMul"));
+  TRY(a, I.input(0));
+  TRY(b, I.input(3));
+  int64_t m = a.shape.size() > 1 ? a.shape[a.shape.size() - 2] : 1;
+  int64_t n = b.shape.size() > 1 ? b.shape.back() : 1;
+  TRY(as, I.input(1));
+  TRY(bs, I.input(4));
+  TRY(ys, I.input(6));
+  for (const Val *v : {&as, &bs, &ys})
+    if (!isFloat(v->dtype))
+      return I.invalid(absl::StrCat("a scale is ", I.ty(*v), ", expected floats"));
+  if ((as.elements() != 1 && as.elements() != m) || (bs.elements() != 1 && bs.elements() != n) ||
+      ys.elements() != 1 || as.shape.size() > 1 || bs.shape.size() > 1)
+    return I.invalid(absl::StrCat("a_scale must be one value or one a row (", m,
+                                  "), b_scale one or one a column (", n, "), y_scale one"));
+  Val asShaped = I.reshape(as, as.elements() == 1 ? std::vector<int64_t>{}
+                                                  : std::vector<int64_t>{m, 1});
+  Val bsShaped = I.reshape(bs, bs.elements() == 1 ? std::vector<int64_t>{}
+                                                  : std::vector<int64_t>{n});
+  TRY(num, I.binary("mul", I.cast(asShaped, DType::F32), I.cast(bsShaped, DType::F32)));
+  TRY(mult, I.binary("div", num, I.cast(I.reshape(ys, {}), DType::F32)));
+  TRY(q, I.binary("mul", I.cast(acc, DType::F32), mult));
+  TRY(y, quantizeRounded(I, q, 7, "y_zero_point"));
+  return I.define(0, y);
+}
+
+/// DynamicQuantizeLinear: uint8 y, y_scale and y_zero_point of a float x,
+/// with the range [min(0, min x), max(0, max x)] spread over 0-255:
+/// y_scale = (max - min) / 255, y_zero_point = saturate(round(-min /
+/// y_scale)), y = saturate(round(x / y_scale) + y_zero_point), in f32.
+absl::Status importDynamicQuantizeLinear(Importer &I) {
+  TRY(x, I.input(0));
+  if (!isFloat(x.dtype))
+    return I.invalid(absl::StrCat("x is ", I.ty(x), ", expected floats"));
+  Val xf = I.cast(x, DType::F32);
+  std::vector<int64_t> all;
+  for (size_t d = 0; d < x.shape.size(); ++d)
+    all.push_back(static_cast<int64_t>(d));
+  TRY(lo, I.reduce("min", xf, all, false));
+  TRY(hi, I.reduce("max", xf, all, false));
+  Val zero = I.constant(DType::F32, 0);
+  TRY(lo0, I.binary("min", lo, zero));
+  TRY(hi0, I.binary("max", hi, zero));
+  TRY(range, I.binary("sub", hi0, lo0));
+  TRY(scale, I.binary("div", range, I.constant(DType::F32, 255)));
+  TRY(negLo, I.binary("sub", zero, lo0));
+  TRY(z, I.binary("div", negLo, scale));
+  TRY(zlo, I.binary("max", I.unary("round", z), zero));
+  TRY(zhi, I.binary("min", zlo, I.constant(DType::F32, 255)));
+  TRY(q, I.binary("div", xf, scale));
+  TRY(r, I.binary("add", I.unary("round", q), zhi));
+  TRY(ylo, I.binary("max", r, zero));
+  TRY(yhi, I.binary("min", ylo, I.constant(DType::F32, 255)));
+  if (auto st = I.define(0, I.cast(yhi, DType::I32)); !st.ok())
+    return st;
+  if (I.hasOutput(1))
+    if (auto st = I.define(1, scale); !st.ok())
+      return st;
+  if (I.hasOutput(2))
+    return I.define(2, I.cast(zhi, DType::I32));
+  return absl::OkStatus();
 }
 
 /// Einsum of one or two operands, each index at most once per operand: an
@@ -1708,6 +1888,43 @@ absl::Status importEinsum(Importer &I) {
 
 } // namespace
 
+absl::StatusOr<Val> quantizeRounded(Importer &I, Val q, size_t zpIn, const char *what) {
+  std::optional<int32_t> zpType =
+      I.hasInput(zpIn) ? I.narrowType(I.node->inputs[zpIn]) : std::nullopt;
+  int32_t type = zpType ? *zpType
+                        : static_cast<int32_t>(I.attrInt("output_dtype", 0)
+                                                   ? I.attrInt("output_dtype", 0)
+                                                   : static_cast<int64_t>(onnx::kUint8));
+  int64_t lo, hi;
+  switch (type) {
+  case onnx::kUint8: lo = 0, hi = 255; break;
+  case onnx::kInt8: lo = -128, hi = 127; break;
+  case onnx::kUint16: lo = 0, hi = 65535; break;
+  case onnx::kInt16: lo = -32768, hi = 32767; break;
+  default:
+    return I.unsupported(absl::StrCat("quantizing to ", onnxTypeName(type),
+                                      " (8- and 16-bit integers are supported)"));
+  }
+  Val r = I.unary("round", q);
+  if (I.hasInput(zpIn)) {
+    TRY(z, I.input(zpIn));
+    if (z.dtype != DType::I32)
+      return I.invalid(absl::StrCat(what, " is ", I.ty(z), ", expected an integer type"));
+    Val zp = z;
+    if (z.elements() == 1 && z.shape.size() <= 1) {
+      zp = I.reshape(z, {});
+    } else {
+      TRY(shaped, quantParam(I, z, q.shape, what));
+      zp = shaped;
+    }
+    TRY(shifted, I.binary("add", r, I.cast(zp, DType::F32)));
+    r = shifted;
+  }
+  TRY(low, I.binary("max", r, I.constant(DType::F32, static_cast<double>(lo))));
+  TRY(clamped, I.binary("min", low, I.constant(DType::F32, static_cast<double>(hi))));
+  return I.cast(clamped, DType::I32);
+}
+
 const std::map<std::string, OpImporter> &opImporters() {
   static const std::map<std::string, OpImporter> table = {
       // Elementwise.
@@ -1762,6 +1979,7 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"Cast", importCast},
       {"QuantizeLinear", importQuantizeLinear},
       {"DequantizeLinear", importDequantizeLinear},
+      {"DynamicQuantizeLinear", importDynamicQuantizeLinear},
       {"CastLike", importCastLike},
       {"IsNaN", importIsNaN},
       {"IsInf", importIsInf},
@@ -1816,10 +2034,13 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"MatMul", importMatMul},
       {"Gemm", importMatMul},
       {"Einsum", importEinsum},
+      {"MatMulInteger", importMatMulInteger},
+      {"QLinearMatMul", importQLinearMatMul},
       // Convolutional networks (OnnxVision.cpp).
       {"Conv", importConv},
       {"ConvTranspose", importConv},
       {"ConvInteger", importConvInteger},
+      {"QLinearConv", importQLinearConv},
       {"MaxPool", importPool},
       {"AveragePool", importPool},
       {"BatchNormalization", importBatchNormalization},

@@ -337,14 +337,16 @@ bool eightBitInput(Importer &I, size_t i) {
 /// channels split into runs that each stay under it; each run is a
 /// convolution of its own, converted to i32, and the runs add in i32
 /// (wrapping, as ONNX's int32 accumulation). Grouped convolutions must fit
-/// in one run.
-absl::Status importConvInteger(Importer &I) {
-  TRY(x, I.input(0));
-  TRY(w, I.input(1));
-  TRY(spatial, spatialDims(I, x, "ConvInteger", /*floats=*/false));
-  if (x.dtype != DType::I32 || !eightBitInput(I, 0) || w.dtype != DType::I32 ||
-      !eightBitInput(I, 1))
-    return I.invalid("ConvInteger expects an int8 or uint8 input and filter");
+/// in one run. The node's inputs `xIn`, `wIn` and the zero points' `xZpIn`
+/// and `wZpIn` (each optional); `what` names the op in messages.
+absl::StatusOr<Val> integerConv(Importer &I, size_t xIn, size_t wIn, size_t xZpIn, size_t wZpIn,
+                                const char *what) {
+  TRY(x, I.input(xIn));
+  TRY(w, I.input(wIn));
+  TRY(spatial, spatialDims(I, x, what, /*floats=*/false));
+  if (x.dtype != DType::I32 || !eightBitInput(I, xIn) || w.dtype != DType::I32 ||
+      !eightBitInput(I, wIn))
+    return I.invalid(absl::StrCat(what, " expects an int8 or uint8 input and filter"));
   if (w.shape.size() != x.shape.size())
     return I.invalid(absl::StrCat("the filter has rank ", w.shape.size(), ", expected ",
                                   x.shape.size(), " (that of the input)"));
@@ -359,7 +361,7 @@ absl::Status importConvInteger(Importer &I) {
   TRY(win, readWindow(I, spatial, kernel, false));
   int64_t m = w.shape[0], perGroup = w.shape[1];
   if (perGroup == 0)
-    return I.unsupported("ConvInteger of no input channels");
+    return I.unsupported(absl::StrCat(what, " of no input channels"));
   std::vector<int64_t> shape = {x.shape[0], m};
   TRY(out, forwardSpatial(I, spatial, win));
   shape.insert(shape.end(), out.begin(), out.end());
@@ -375,17 +377,18 @@ absl::Status importConvInteger(Importer &I) {
       return 0;
     return wZero->ints[static_cast<size_t>(wZero->ints.size() == 1 ? 0 : o)];
   };
-  if (I.hasInput(2)) {
-    TRY(z, I.input(2));
-    if (z.elements() != 1 || z.shape.size() > 1 || !eightBitInput(I, 2))
+  if (I.hasInput(xZpIn)) {
+    TRY(z, I.input(xZpIn));
+    if (z.elements() != 1 || z.shape.size() > 1 || !eightBitInput(I, xZpIn))
       return I.invalid(absl::StrCat("x_zero_point is ", I.ty(z),
                                     ", expected one int8 or uint8 value"));
     TRY(d, I.binary("sub", x, I.reshape(z, {})));
     xs = d;
   }
-  if (I.hasInput(3)) {
-    TRY(z, I.input(3));
-    if (z.shape.size() > 1 || (z.elements() != 1 && z.elements() != m) || !eightBitInput(I, 3))
+  if (I.hasInput(wZpIn)) {
+    TRY(z, I.input(wZpIn));
+    if (z.shape.size() > 1 || (z.elements() != 1 && z.elements() != m) ||
+        !eightBitInput(I, wZpIn))
       return I.invalid(absl::StrCat("w_zero_point is ", I.ty(z), ", expected one int8 or uint8 ",
                                     "value or one per output channel (", m, ")"));
     std::vector<int64_t> zshape(w.shape.size(), 1);
@@ -423,10 +426,10 @@ absl::Status importConvInteger(Importer &I) {
     int64_t perChannel = 255 * 255 * taps;
     int64_t width = perChannel < kExact ? (kExact - 1) / perChannel : 0;
     if (width == 0)
-      return I.unsupported(absl::StrCat("ConvInteger with ", taps, " taps an input channel (",
+      return I.unsupported(absl::StrCat(what, " with ", taps, " taps an input channel (",
                                         "their sum could reach 2^24, past f32's exact integers)"));
     if ((perGroup + width - 1) / width > kMaxRuns)
-      return I.unsupported(absl::StrCat("ConvInteger of ", perGroup, " input channels of ", taps,
+      return I.unsupported(absl::StrCat(what, " of ", perGroup, " input channels of ", taps,
                                         " taps: more than ", kMaxRuns, " runs of ", width));
     for (int64_t c0 = 0; c0 < perGroup; c0 += width)
       runs.push_back({c0, std::min(perGroup, c0 + width)});
@@ -445,17 +448,17 @@ absl::Status importConvInteger(Importer &I) {
           sum[static_cast<size_t>(o)] += magnitude[static_cast<size_t>(o * perGroup + c1)];
       }
       if (c1 == c0)
-        return I.unsupported(absl::StrCat("ConvInteger with ", taps, " taps an input channel (",
+        return I.unsupported(absl::StrCat(what, " with ", taps, " taps an input channel (",
                                           "their sum reaches 2^24, past f32's exact integers)"));
       if (static_cast<int64_t>(runs.size()) == kMaxRuns)
-        return I.unsupported(absl::StrCat("ConvInteger whose sums need more than ", kMaxRuns,
+        return I.unsupported(absl::StrCat(what, " whose sums need more than ", kMaxRuns,
                                           " runs of input channels under 2^24"));
       runs.push_back({c0, c1});
       c0 = c1;
     }
   }
   if (runs.size() > 1 && groups > 1)
-    return I.unsupported(absl::StrCat("grouped ConvInteger whose sums could reach 2^24 (", groups,
+    return I.unsupported(absl::StrCat("grouped ", what, " whose sums could reach 2^24 (", groups,
                                       " groups of ", perGroup, " channels of ", taps, " taps)"));
   std::optional<Val> total;
   for (auto [c0, c1] : runs) {
@@ -477,7 +480,46 @@ absl::Status importConvInteger(Importer &I) {
       total = yi;
     }
   }
-  return I.define(0, *total);
+  return *total;
+}
+
+absl::Status importConvInteger(Importer &I) {
+  TRY(y, integerConv(I, 0, 1, 2, 3, "ConvInteger"));
+  return I.define(0, y);
+}
+
+/// QLinearConv: saturate(round((the int32 convolution + B) x x_scale x
+/// w_scale / y_scale) + y_zero_point), the convolution of the zero-point
+/// differences exact as ConvInteger's, the rest in f32 (w_scale one value
+/// or one per output channel).
+absl::Status importQLinearConv(Importer &I) {
+  TRY(acc, integerConv(I, 0, 3, 2, 5, "QLinearConv"));
+  int64_t m = acc.shape[1];
+  std::vector<int64_t> perChannel(acc.shape.size(), 1);
+  perChannel[1] = m;
+  if (I.hasInput(8)) {
+    TRY(b, I.input(8));
+    if (b.dtype != DType::I32 || b.shape.size() != 1 || b.shape[0] != m)
+      return I.invalid(absl::StrCat("B is ", I.ty(b), ", expected ", m, " int32 values"));
+    TRY(sum, I.binary("add", acc, I.reshape(b, perChannel)));
+    acc = sum;
+  }
+  TRY(xs, I.input(1));
+  TRY(ws, I.input(4));
+  TRY(ys, I.input(6));
+  for (const Val *v : {&xs, &ws, &ys})
+    if (!isFloat(v->dtype))
+      return I.invalid(absl::StrCat("a scale is ", I.ty(*v), ", expected floats"));
+  if (xs.elements() != 1 || ys.elements() != 1 || (ws.elements() != 1 && ws.elements() != m))
+    return I.invalid(absl::StrCat("x_scale and y_scale must be one value and w_scale one or one "
+                                  "per output channel (", m, ")"));
+  Val wsShaped = I.cast(I.reshape(ws, ws.elements() == 1 ? std::vector<int64_t>{} : perChannel),
+                        DType::F32);
+  TRY(num, I.binary("mul", I.cast(I.reshape(xs, {}), DType::F32), wsShaped));
+  TRY(mult, I.binary("div", num, I.cast(I.reshape(ys, {}), DType::F32)));
+  TRY(q, I.binary("mul", I.cast(acc, DType::F32), mult));
+  TRY(y, quantizeRounded(I, q, 7, "y_zero_point"));
+  return I.define(0, y);
 }
 
 /// MaxPool's Indices: for each output element, the flat index into `x`

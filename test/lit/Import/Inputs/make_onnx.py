@@ -19,6 +19,9 @@ a protobuf writer of its own (no onnx package needed):
                      of ConvInteger, with the expected int32 outputs computed
                      here in Python integers
   convinteger_grouped.onnx  a grouped ConvInteger whose sums could pass 2^24
+  matmulinteger_deep/, qlinearmatmul_deep/  backend test folders of
+                     MatMulInteger (sums past 2^24) and QLinearMatMul over
+                     K = 600, the expected outputs computed here
   crop_resize_{linear,nearest}/  backend test folders of Resize's
                      tf_crop_and_resize with a crop box past the input on both
                      sides (the extrapolation value there)
@@ -163,6 +166,7 @@ def main():
                                 [tensor("pads", INT64, [8], [0, 0, 3, 3, 0, 0, 3, 3])],
                                 [("x", FLOAT, [8, 3, 512, 512])], [("y", FLOAT, [8, 3, 518, 518])]))
     conv_integer_tests(out)
+    matmul_integer_tests(out)
     crop_resize_tests(out)
 
 
@@ -289,6 +293,52 @@ def conv_integer_tests(out):
         model([node("ConvInteger", ["x", "w"], ["y"], "convint_g", attr_int("group", 2))], [],
               [("x", UINT8, [1, 64, 5, 5]), ("w", UINT8, [8, 32, 3, 3])],
               [("y", INT32, [1, 8, 3, 3])], opset=10))
+
+
+def matmul_integer(a, b, m, k, n, azp, bzp):
+    """sum over k of (a - azp)(b - bzp[col]) of flat row-major lists, in
+    Python integers."""
+    return [sum((a[i * k + l] - azp) * (b[l * n + j] - bzp[j]) for l in range(k))
+            for i in range(m) for j in range(n)]
+
+
+def to_f32(v):
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def matmul_integer_tests(out):
+    # K = 600: 600 products of up to 255 x 255 a sum, past 2^24. b is an
+    # input (unknown at import): K goes in runs of 258, 258 and 84.
+    m, k, n = 6, 600, 5
+    a = lcg(17, m * k, 200, 255)
+    b = lcg(19, k * n, 0, 255)
+    bzp = [0, 1, 250, 3, 128]
+    y = matmul_integer(a, b, m, k, n, 0, bzp)
+    assert max(abs(v) for v in y) > (1 << 24)
+    mm = model([node("MatMulInteger", ["a", "b", "az", "bz"], ["y"], "mmint")],
+               [tensor("az", UINT8, [], [0]), tensor("bz", UINT8, [n], bzp)],
+               [("a", UINT8, [2, 3, k]), ("b", UINT8, [k, n])], [("y", INT32, [2, 3, n])],
+               opset=10)
+    backend_test(out, "matmulinteger_deep", mm,
+                 [tensor("a", UINT8, [2, 3, k], a), tensor("b", UINT8, [k, n], b)],
+                 [tensor("y", INT32, [2, 3, n], y)])
+    # QLinearMatMul of the same K: a_scale 0.5, b_scale 0.25, y_scale 1024
+    # (the multiplier 2^-13, exact), zero points 128 and 7; the product
+    # rounded to f32 (as fusec computes it), halves to even, clamped.
+    a2 = lcg(23, m * k, 0, 255)
+    b2 = lcg(29, k * n, 0, 255)
+    acc = matmul_integer(a2, b2, m, k, n, 128, [128] * n)
+    y2 = [min(255, max(0, round(to_f32(to_f32(v) * 2.0 ** -13)) + 7)) for v in acc]
+    assert 0 < sum(1 for v in y2 if 0 < v < 255)
+    qm = model([node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"],
+                     "qmm")],
+               [tensor("as", FLOAT, [], [0.5]), tensor("az", UINT8, [], [128]),
+                tensor("bs", FLOAT, [], [0.25]), tensor("bz", UINT8, [], [128]),
+                tensor("ys", FLOAT, [], [1024.0]), tensor("yz", UINT8, [], [7])],
+               [("a", UINT8, [m, k]), ("b", UINT8, [k, n])], [("y", UINT8, [m, n])], opset=10)
+    backend_test(out, "qlinearmatmul_deep", qm,
+                 [tensor("a", UINT8, [m, k], a2), tensor("b", UINT8, [k, n], b2)],
+                 [tensor("y", UINT8, [m, n], y2)])
 
 
 if __name__ == "__main__":
