@@ -50,7 +50,28 @@ def load():
         ctypes.c_float, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
         ctypes.c_void_p]
     lib.fusec_attention_last_error.restype = ctypes.c_char_p
+    lib.fusec_attention_forward_strided.restype = ctypes.c_int
+    lib.fusec_attention_forward_strided.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_int] * 6 + [
+        ctypes.c_float, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+        ctypes.c_void_p, ctypes.c_void_p]
     return lib
+
+
+def fusec_attention_views(lib, q, k, v, out, causal, scale, flags):
+    """The intrinsic on [B, H, S, D] views of any strides with a contiguous
+    head dim (q.transpose(1, 2) of a [B, S, H, D] tensor), O written into the
+    view `out` in place (fusec_attention_forward_strided)."""
+    b, hq, sq, d = q.shape
+    hkv, skv = k.shape[1], k.shape[2]
+    strides = (ctypes.c_longlong * 12)(*[x for t in (q, k, v, out) for x in t.stride()[:3]])
+    lse = torch.empty((b, hq, sq), device=q.device, dtype=torch.float32)
+    rc = lib.fusec_attention_forward_strided(
+        q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(), b, hq, hkv, sq,
+        skv, d, scale, int(causal), 1 if q.dtype == torch.float16 else 0, flags, None, strides,
+        torch.cuda.current_stream().cuda_stream)
+    if rc != 0:
+        raise RuntimeError(lib.fusec_attention_last_error().decode())
+    return out
 
 
 def fusec_attention(lib, q, k, v, causal, scale, flags, out=None, lse=None, key_mask=None):
@@ -235,6 +256,59 @@ def speed(lib, flag_sets, shapes=None, key_masks=False, schedules=None):
     return rows
 
 
+def speed_layouts(lib, shapes):
+    """Q, K, V and O as [B, S, H, D] (what a model's projections write), for
+    each shape causal and not, bf16: the intrinsic reading and writing that
+    layout in place (strided) against the same problem contiguous
+    [B, H, S, D], against what a contiguous-only kernel needs (three
+    transposes in, one out), and against SDPA on the same [B, S, H, D]
+    views. The strided O must equal the contiguous one bit for bit."""
+    rows = []
+    flags = PINGPONG | PIPELINE
+    for (b, h, s, d) in shapes:
+        for causal in (False, True):
+            qs, ks, vs = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+                          for _ in range(3))
+            q, k, v = (x.transpose(1, 2) for x in (qs, ks, vs))  # [B, H, S, D] views
+            qc, kc, vc = (x.contiguous() for x in (q, k, v))
+            scale = 1.0 / math.sqrt(d)
+            flops = 4 * b * h * s * s * d / (2 if causal else 1)
+            flags_d = 0 if d == 256 else flags
+            os_ = torch.empty(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+            o = os_.transpose(1, 2)
+            fusec_attention_views(lib, q, k, v, o, causal, scale, flags_d)
+            ref, _ = fusec_attention(lib, qc, kc, vc, causal, scale, flags_d)
+            exact = bool(torch.equal(o, ref))
+            row = dict(b=b, h=h, s=s, d=d, causal=causal, strided_equals_contiguous=exact)
+            row["strided_us"] = 1e3 * timeit(
+                lambda: fusec_attention_views(lib, q, k, v, o, causal, scale, flags_d), reps=10)
+            out_c = torch.empty_like(qc)
+            lse = torch.empty((b, h, s), device="cuda", dtype=torch.float32)
+            row["contiguous_us"] = 1e3 * timeit(
+                lambda: fusec_attention(lib, qc, kc, vc, causal, scale, flags_d, out_c, lse),
+                reps=10)
+
+            def transposed():
+                a, bb, c = q.contiguous(), k.contiguous(), v.contiguous()
+                r, _ = fusec_attention(lib, a, bb, c, causal, scale, flags_d, out_c, lse)
+                os_.copy_(r.transpose(1, 2))
+            row["transposes_us"] = 1e3 * timeit(transposed, reps=10)
+            for name, backend in (("sdpa_cudnn", SDPBackend.CUDNN_ATTENTION),
+                                  ("sdpa_flash", SDPBackend.FLASH_ATTENTION)):
+                try:
+                    row[f"{name}_us"] = 1e3 * timeit(
+                        lambda: sdpa(q, k, v, causal, scale, [backend]), reps=10)
+                except Exception as e:
+                    row[f"{name}_us"] = None
+                    print(f"{name} unavailable for {row}: {e}", flush=True)
+            row["tflops_strided"] = flops / row["strided_us"] / 1e6
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            del qs, ks, vs, qc, kc, vc, os_, out_c
+            torch.cuda.empty_cache()
+    return rows
+
+
 def graph_ms(fn, calls=20):
     """Median ms of one call, replaying `calls` calls captured in a CUDA
     graph: the GPU's time without the host's launch cost (which is what
@@ -348,6 +422,8 @@ def main():
                     help="speed: time each flag set under each of these tiled-grid settings, "
                     "'name:VAR=v+VAR=v,...' (e.g. 'tiles:FUSEC_ATTENTION_PERSISTENT=0,"
                     "persistent:FUSEC_ATTENTION_PERSISTENT=1')")
+    ap.add_argument("--layouts", help="layout speed instead: 'default' or BxHxSxD,... "
+                    "(Q, K, V and O as [B, S, H, D], in place against transposes and SDPA)")
     args = ap.parse_args()
     lib = load()
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -355,7 +431,25 @@ def main():
     failures = 0
     if not args.no_correctness:
         result["correctness"], failures = correctness(lib)
-    if args.decode:
+    if args.layouts:
+        shapes = [(4, 32, 4096, 128), (16, 32, 1024, 128), (4, 32, 4096, 64), (8, 16, 4096, 256),
+                  (32, 12, 1024, 64)] if args.layouts == "default" else \
+            [tuple(int(x) for x in sh.split("x")) for sh in args.layouts.split(",")]
+        result["layouts"] = speed_layouts(lib, shapes)
+        failures += sum(not r["strided_equals_contiguous"] for r in result["layouts"])
+        print()
+        print("[B, S, H, D], bf16, us  | in place | contiguous | transposes+contig | cuDNN | "
+              "flash | in place/contig | vs cuDNN | exact")
+        f = lambda x: f"{x:.1f}" if x else "-"
+        for r in result["layouts"]:
+            cu = r["sdpa_cudnn_us"]
+            print(f"{r['b']}x{r['h']}x{r['s']}x{r['d']} {'causal' if r['causal'] else 'full  '} | "
+                  f"{f(r['strided_us'])} | {f(r['contiguous_us'])} | {f(r['transposes_us'])} | "
+                  f"{f(cu)} | {f(r['sdpa_flash_us'])} | "
+                  f"{r['contiguous_us'] / r['strided_us']:.3f} | "
+                  + (f"{cu / r['strided_us']:.2f}x" if cu else "-")
+                  + f" | {r['strided_equals_contiguous']}")
+    elif args.decode:
         shapes = DECODE_SHAPES if args.decode == "default" else \
             [tuple(int(x) for x in sh.split("x")) for sh in args.decode.split(",")]
         result["decode"] = speed_decode(lib, shapes)

@@ -3,8 +3,9 @@
 // The host interface of runtime_kernels/attention_sm90.cu (and, for a few
 // query rows, attention_decode.cuh and attention_splitkv.cuh; on a GPU of
 // compute capability 10.x, attention_sm100.cu's kernel for every problem). Q [B, Hq, Sq, D],
-// K and V [B, Hkv, Skv, D], O like Q (bf16 or f16, contiguous, 16-byte
-// aligned), LSE [B, Hq, Sq] f32 (natural log; may be null), and an optional
+// K and V [B, Hkv, Skv, D], O like Q (bf16 or f16, 16-byte aligned; each
+// contiguous, or in any layout whose head dim is contiguous: Problem's
+// strides), LSE [B, Hq, Sq] f32 (natural log; may be null), and an optional
 // key padding mask [B, Skv] of bytes.
 //
 //===----------------------------------------------------------------------===//
@@ -52,6 +53,14 @@ constexpr int kDecodeMaxKeys = 64;
 /// it cannot be allocated, the kernel runs one chunk per CTA instead.
 constexpr int kSplitMaxRows = 16;
 
+/// Element strides of an operand's batch, head and sequence dims; its head
+/// dim (D) is contiguous. All zero: the contiguous [B, H, S, D] layout.
+/// (B, S, H, D) is {S·H·D, D, H·D}. Each stride is a positive multiple of 8
+/// elements (16 bytes, for TMA and vector loads); O's must not overlap.
+struct Strides {
+  long long batch = 0, head = 0, seq = 0;
+};
+
 struct Problem {
   const void *q, *k, *v;
   void *o;
@@ -79,7 +88,17 @@ struct Problem {
   /// positive; 0 takes FUSEC_ATTENTION_HEAD_GROUP, else as many heads as
   /// keep their K and V within 24 MB of L2.
   int headGroup = 0;
+  /// Q's, K's, V's and O's layouts (Strides; zero: contiguous).
+  Strides qStrides, kStrides, vStrides, oStrides;
 };
+
+/// `s`, or the contiguous [B, heads, rows, d] layout's strides when it is
+/// all zero.
+inline Strides resolveStrides(Strides s, int heads, int rows, int d) {
+  if (s.batch == 0 && s.head == 0 && s.seq == 0)
+    return {static_cast<long long>(heads) * rows * d, static_cast<long long>(rows) * d, d};
+  return s;
+}
 
 /// The flag set the runtime uses for a head dim, from the benchmark
 /// (bench/results/2026-12-04-h200-attention-persistent): kPingPong |
@@ -106,6 +125,14 @@ int fusec_attention_forward_masked(const void *q, const void *k, const void *v, 
                                    float *lse, int batch, int heads, int kvHeads, int sq, int skv,
                                    int headDim, float scale, int causal, int dtype, int flags,
                                    const void *keyMask, void *stream);
+/// fusec_attention_forward_masked in any layout: `strides` holds 12 element
+/// strides, (batch, head, seq) of Q, K, V and O in turn (Problem::Strides; a
+/// triple of zeros: contiguous). Null: every operand contiguous.
+int fusec_attention_forward_strided(const void *q, const void *k, const void *v, void *o,
+                                    float *lse, int batch, int heads, int kvHeads, int sq,
+                                    int skv, int headDim, float scale, int causal, int dtype,
+                                    int flags, const void *keyMask, const long long *strides,
+                                    void *stream);
 const char *fusec_attention_last_error();
 }
 

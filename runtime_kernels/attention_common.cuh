@@ -11,6 +11,8 @@
 #ifndef FUSEC_RUNTIME_KERNELS_ATTENTION_COMMON_CUH
 #define FUSEC_RUNTIME_KERNELS_ATTENTION_COMMON_CUH
 
+#include "attention.h"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -38,7 +40,15 @@ struct KernelParams {
   /// [B, Skv] bytes, nonzero where a key is visible (a padding mask); null:
   /// every key is.
   const uint8_t *keyMask;
+  /// Element strides of Q, K, V and O (resolved: never all zero).
+  Strides qs, ks, vs, os;
 };
+
+/// The element offset of row `row` of head `h` of batch `b` in a tensor of
+/// strides `s`.
+__device__ __forceinline__ long long rowOffset(const Strides &s, int b, int h, int row) {
+  return b * s.batch + h * s.head + row * s.seq;
+}
 
 /// Programmatic dependent launch, at a kernel's start: the next kernel in
 /// the stream may launch now (its CTAs take SMs as ours leave), and ours
@@ -56,6 +66,7 @@ __device__ __forceinline__ void gridDependencyStart() {
 /// tiles first, and the key blocks of `blockN` it must visit.
 struct TileSchedule {
   int bh, bhKv, m0, nBlocks;
+  int b, h, hKv; // bh = b x Hq + h; bhKv = b x Hkv + hKv
 };
 
 __device__ __forceinline__ TileSchedule scheduleTile(const KernelParams &p, int blockM,
@@ -63,8 +74,10 @@ __device__ __forceinline__ TileSchedule scheduleTile(const KernelParams &p, int 
   TileSchedule s;
   const int mBlock = p.mBlocks - 1 - static_cast<int>(blockIdx.x);
   s.bh = blockIdx.y;
-  const int b = s.bh / p.hq, h = s.bh % p.hq;
-  s.bhKv = b * p.hkv + h / p.groups;
+  s.b = s.bh / p.hq;
+  s.h = s.bh % p.hq;
+  s.hKv = s.h / p.groups;
+  s.bhKv = s.b * p.hkv + s.hKv;
   s.m0 = mBlock * blockM;
   int nEnd = p.skv;
   if (p.causal)
@@ -89,8 +102,10 @@ __device__ __forceinline__ TileSchedule tileAt(const KernelParams &p, int tile, 
   const int within = tile - section * perSection;
   const int rank = within / heads;
   s.bh = first + (within - rank * heads);
-  const int b = s.bh / p.hq, h = s.bh % p.hq;
-  s.bhKv = b * p.hkv + h / p.groups;
+  s.b = s.bh / p.hq;
+  s.h = s.bh % p.hq;
+  s.hKv = s.h / p.groups;
+  s.bhKv = s.b * p.hkv + s.hKv;
   s.m0 = (p.mBlocks - 1 - rank) * blockM;
   int nEnd = p.skv;
   if (p.causal)

@@ -64,20 +64,19 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   constexpr int kPer = D / 32;
   const int row = blockIdx.x, bh = blockIdx.y;
   const int b = bh / p.hq, h = bh % p.hq;
-  const int bhKv = b * p.hkv + h / p.groups;
+  const int hKv = h / p.groups;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const size_t rowOffset = (static_cast<size_t>(bh) * p.sq + row) * D + lane * kPer;
 
   float qv[kPer];
-  loadRow<F16>(static_cast<const uint16_t *>(q) + rowOffset, qv);
+  loadRow<F16>(static_cast<const uint16_t *>(q) + rowOffset(p.qs, b, h, row) + lane * kPer, qv);
 #pragma unroll
   for (int i = 0; i < kPer; ++i)
     qv[i] *= p.scaleLog2;
   int nEnd = p.skv;
   if (p.causal)
     nEnd = min(nEnd, row + p.offset + 1);
-  const uint16_t *kRows = static_cast<const uint16_t *>(k) + static_cast<size_t>(bhKv) * p.skv * D;
-  const uint16_t *vRows = static_cast<const uint16_t *>(v) + static_cast<size_t>(bhKv) * p.skv * D;
+  const uint16_t *kRows = static_cast<const uint16_t *>(k) + rowOffset(p.ks, b, hKv, 0);
+  const uint16_t *vRows = static_cast<const uint16_t *>(v) + rowOffset(p.vs, b, hKv, 0);
   const uint8_t *keys = p.keyMask ? p.keyMask + static_cast<size_t>(b) * p.skv : nullptr;
 
   float m = -INFINITY, l = 0.0f, o[kPer];
@@ -88,8 +87,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     if (keys && !__ldg(keys + j)) // the same key for the whole warp
       continue;
     float kv[kPer], vv[kPer];
-    loadRow<F16>(kRows + static_cast<size_t>(j) * D + lane * kPer, kv);
-    loadRow<F16>(vRows + static_cast<size_t>(j) * D + lane * kPer, vv);
+    loadRow<F16>(kRows + j * p.ks.seq + lane * kPer, kv);
+    loadRow<F16>(vRows + j * p.vs.seq + lane * kPer, vv);
     float s = 0.0f;
 #pragma unroll
     for (int i = 0; i < kPer; ++i)
@@ -139,7 +138,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   }
   // A row that sees no key gets zeros and an LSE of -inf.
   const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-  uint32_t *out = reinterpret_cast<uint32_t *>(static_cast<uint16_t *>(p.o) + rowOffset);
+  uint32_t *out = reinterpret_cast<uint32_t *>(static_cast<uint16_t *>(p.o) +
+                                               rowOffset(p.os, b, h, row) + lane * kPer);
 #pragma unroll
   for (int i = 0; i < kPer / 2; ++i)
     out[i] = Elem<F16>::pack(acc[2 * i] * inv, acc[2 * i + 1] * inv);

@@ -110,21 +110,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     // TMA producer: Q once, then K and V blocks into the ring.
     mbarrierArriveExpectTx(barQ, C::kQBytes);
     for (int c = 0; c < C::kColBlocks; ++c)
-      tmaLoad3d(sQ + c * kBlockM * 128, &tmQ, barQ, c * 64, tile.m0, tile.bh);
+      tmaLoad4d(sQ + c * kBlockM * 128, &tmQ, barQ, c * 64, tile.m0, tile.h, tile.b);
     for (int it = 0; it < nBlocks; ++it) {
       int s = it % C::kStages;
       if (it >= C::kStages)
         mbarrierWait(&emptyK[s], ((it / C::kStages) - 1) & 1);
       mbarrierArriveExpectTx(&fullK[s], C::kKVBytes);
       for (int c = 0; c < C::kColBlocks; ++c)
-        tmaLoad3d(sK + s * C::kKVBytes + c * BN * 128, &tmK, &fullK[s], c * 64, it * BN,
-                  tile.bhKv);
+        tmaLoad4d(sK + s * C::kKVBytes + c * BN * 128, &tmK, &fullK[s], c * 64, it * BN,
+                  tile.hKv, tile.b);
       if (it >= C::kStages)
         mbarrierWait(&emptyV[s], ((it / C::kStages) - 1) & 1);
       mbarrierArriveExpectTx(&fullV[s], C::kKVBytes);
       for (int c = 0; c < C::kColBlocks; ++c)
-        tmaLoad3d(sV + s * C::kKVBytes + c * BN * 128, &tmV, &fullV[s], c * 64, it * BN,
-                  tile.bhKv);
+        tmaLoad4d(sV + s * C::kKVBytes + c * BN * 128, &tmV, &fullV[s], c * 64, it * BN,
+                  tile.hKv, tile.b);
     }
   } else if (warp == 1 && lane == 0 && nBlocks > 0) {
     // MMA issuer.
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbarrierWait(oDone, (nBlocks - 1) & 1);
       tcgen05FenceAfterSync();
     }
-    T *out = static_cast<T *>(p.o) + (static_cast<size_t>(tile.bh) * p.sq + row) * D;
+    T *out = static_cast<T *>(p.o) + rowOffset(p.os, tile.b, tile.h, row);
     #pragma unroll
     for (int c = 0; c < D / 32; ++c) {
       uint32_t chunk[32];

@@ -26,8 +26,8 @@ constexpr int keyBlockRows(int headDim) { return headDim <= 128 ? 128 : 64; }
 /// Launches the kernel for head dim 64, 128 or 256 on `stream`: grid
 /// (kp.mBlocks, kp.bhCount), one CTA a tile. `fa4` takes the instance with
 /// conditional rescaling and one exp2 in four by a polynomial (the two
-/// FlashAttention-4 ideas together), else the plain one. The maps are 3-D
-/// over [heads, rows, D] with boxes of 64 x kBlockRows (Q) and 64 x
+/// FlashAttention-4 ideas together), else the plain one. The maps are 4-D
+/// over [batch, heads, rows, D] (KernelParams' strides) with boxes of 64 x kBlockRows (Q) and 64 x
 /// keyBlockRows (K, V), 128-byte swizzle.
 cudaError_t launch(int headDim, bool f16, bool fa4, const CUtensorMap &q, const CUtensorMap &k,
                    const CUtensorMap &v, const KernelParams &kp, cudaStream_t stream);

@@ -41,6 +41,7 @@
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -142,7 +143,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           mbarrierArriveExpectTx(barQ, C::kQBytes);
 #pragma unroll
           for (int c = 0; c < C::kColBlocks; ++c)
-            tmaLoad3d(sQ + c * kBlockM * 128, &tmQ, barQ, c * 64, ts.m0, ts.bh);
+            tmaLoad4d(sQ + c * kBlockM * 128, &tmQ, barQ, c * 64, ts.m0, ts.h, ts.b);
         };
         if (none) {
           loadQ();
@@ -157,8 +158,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           mbarrierArriveExpectTx(&fullK[s], C::kKVBytes);
 #pragma unroll
           for (int c = 0; c < C::kColBlocks; ++c)
-            tmaLoad3d(sK + s * C::kKVBytes + c * BN * 128, &tmK, &fullK[s], c * 64, it * BN,
-                      ts.bhKv);
+            tmaLoad4d(sK + s * C::kKVBytes + c * BN * 128, &tmK, &fullK[s], c * 64, it * BN,
+                      ts.hKv, ts.b);
           if (it == 0)
             loadQ();
           if (g >= C::kStages)
@@ -166,8 +167,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           mbarrierArriveExpectTx(&fullV[s], C::kKVBytes);
 #pragma unroll
           for (int c = 0; c < C::kColBlocks; ++c)
-            tmaLoad3d(sV + s * C::kKVBytes + c * BN * 128, &tmV, &fullV[s], c * 64, it * BN,
-                      ts.bhKv);
+            tmaLoad4d(sV + s * C::kKVBytes + c * BN * 128, &tmV, &fullV[s], c * 64, it * BN,
+                      ts.hKv, ts.b);
         }
         tile = p.tileCounter ? static_cast<int>(gridDim.x) + atomicAdd(p.tileCounter, 1)
                              : tile + static_cast<int>(gridDim.x);
@@ -190,6 +191,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // The current tile's head, first row, key blocks, and this thread's first
   // row (and + 8); the K/V ring's stage count at the tile's start.
   int bh = 0, m0 = 0, nBlocks = 0, batchIndex = 0, rowBase = 0, g0 = 0;
+  long long outBase = 0; // O's offset of the tile's head (row 0)
   auto stageOf = [&](int it) { return (g0 + it) % C::kStages; };
   auto phaseOf = [&](int it) { return static_cast<uint32_t>(((g0 + it) / C::kStages) & 1); };
   const float sl2 = p.scaleLog2;
@@ -407,7 +409,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     bh = ts.bh;
     m0 = ts.m0;
     nBlocks = ts.nBlocks;
-    batchIndex = bh / p.hq;
+    batchIndex = ts.b;
+    outBase = rowOffset(p.os, ts.b, ts.h, 0);
     rowBase = m0 + cw * 64 + warp * 16 + lane / 4;
   }
 #pragma unroll
@@ -537,14 +540,14 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // O / l, and the logsumexp.
   using T = typename Elem<F16>::T;
-  T *out = static_cast<T *>(p.o) + static_cast<size_t>(bh) * p.sq * D;
+  T *out = static_cast<T *>(p.o) + outBase;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float l = quadSum(rowSum[i]);
     float inv = l > 0.0f ? 1.0f / l : 0.0f;
     int row = rowBase + 8 * i;
     if (row < p.sq) {
-      uint32_t *dst = reinterpret_cast<uint32_t *>(out + static_cast<size_t>(row) * D);
+      uint32_t *dst = reinterpret_cast<uint32_t *>(out + row * p.os.seq);
 #pragma unroll
       for (int j = 0; j < D / 8; ++j)
         dst[(8 * j + 2 * (lane % 4)) / 2] =
@@ -628,30 +631,46 @@ KernelParams kernelParams(const Problem &pr, int mBlocks) {
   kp.causal = pr.causal;
   kp.offset = pr.skv - pr.sq;
   kp.keyMask = static_cast<const uint8_t *>(pr.keyMask);
+  kp.qs = resolveStrides(pr.qStrides, pr.heads, pr.sq, pr.headDim);
+  kp.ks = resolveStrides(pr.kStrides, pr.kvHeads, pr.skv, pr.headDim);
+  kp.vs = resolveStrides(pr.vStrides, pr.kvHeads, pr.skv, pr.headDim);
+  kp.os = resolveStrides(pr.oStrides, pr.heads, pr.sq, pr.headDim);
   return kp;
 }
 
-/// A 3-D map over [heads, rows, D] with boxes of 64 x `boxRows`, 128-byte
-/// swizzle, zero fill past the rows.
-int makeMap(CUtensorMap *map, const void *base, bool f16, int d, int rows, int heads,
-            int boxRows, const char *what) {
+/// A 4-D map over [batch, heads, rows, D] of element strides `st` (D
+/// contiguous) with boxes of 64 x `boxRows`, 128-byte swizzle, zero fill
+/// past the rows.
+int makeMap(CUtensorMap *map, const void *base, bool f16, int d, int rows, int heads, int batch,
+            const Strides &st, int boxRows, const char *what) {
   auto encode = encodeTiled();
   if (!encode)
     return fail("cuTensorMapEncodeTiled is not available from the driver");
-  cuuint64_t dims[3] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(rows),
-                        static_cast<cuuint64_t>(heads)};
-  cuuint64_t strides[2] = {static_cast<cuuint64_t>(d) * 2,
-                           static_cast<cuuint64_t>(rows) * d * 2};
-  cuuint32_t box[3] = {64, static_cast<cuuint32_t>(boxRows), 1};
-  cuuint32_t elementStrides[3] = {1, 1, 1};
+  cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(rows),
+                        static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
+  cuuint64_t strides[3] = {static_cast<cuuint64_t>(st.seq) * 2,
+                           static_cast<cuuint64_t>(st.head) * 2,
+                           static_cast<cuuint64_t>(st.batch) * 2};
+  cuuint32_t box[4] = {64, static_cast<cuuint32_t>(boxRows), 1, 1};
+  cuuint32_t elementStrides[4] = {1, 1, 1, 1};
   CUresult r = encode(map, f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                      3, const_cast<void *>(base), dims, strides, box, elementStrides,
+                      4, const_cast<void *>(base), dims, strides, box, elementStrides,
                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return fail(std::string("cuTensorMapEncodeTiled failed for ") + what + " (CUresult " +
                 std::to_string(static_cast<int>(r)) + ")");
   return 0;
+}
+
+/// Q's, K's and V's maps for a problem, with `qRows` and `kvRows` box rows.
+int makeMaps(const Problem &pr, const KernelParams &kp, int qRows, int kvRows, CUtensorMap *q,
+             CUtensorMap *k, CUtensorMap *v) {
+  const bool f16 = pr.dtype == kF16;
+  const int d = pr.headDim;
+  return makeMap(q, pr.q, f16, d, pr.sq, pr.heads, pr.batch, kp.qs, qRows, "Q") ||
+         makeMap(k, pr.k, f16, d, pr.skv, pr.kvHeads, pr.batch, kp.ks, kvRows, "K") ||
+         makeMap(v, pr.v, f16, d, pr.skv, pr.kvHeads, pr.batch, kp.vs, kvRows, "V");
 }
 
 int smCount();
@@ -802,12 +821,10 @@ int launch(const Problem &pr, cudaStream_t stream) {
   });
   if (attrError != cudaSuccess)
     return fail(std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(attrError));
-  CUtensorMap tmQ, tmK, tmV;
-  if (makeMap(&tmQ, pr.q, F16, D, pr.sq, pr.batch * pr.heads, kBlockM, "Q") ||
-      makeMap(&tmK, pr.k, F16, D, pr.skv, pr.batch * pr.kvHeads, C::kBlockN, "K") ||
-      makeMap(&tmV, pr.v, F16, D, pr.skv, pr.batch * pr.kvHeads, C::kBlockN, "V"))
-    return 1;
   KernelParams kp = kernelParams(pr, (pr.sq + kBlockM - 1) / kBlockM);
+  CUtensorMap tmQ, tmK, tmV;
+  if (makeMaps(pr, kp, kBlockM, C::kBlockN, &tmQ, &tmK, &tmV))
+    return 1;
   const TiledGrid tg = tiledGrid(pr, kp.mBlocks, C::kBlockN);
   kp.headGroup = tg.headGroup;
   if (tg.dynamic)
@@ -841,6 +858,46 @@ template <int D, bool F16> int dispatchFlags(const Problem &pr, cudaStream_t str
 
 const char *lastErrorMessage() { return lastError.c_str(); }
 
+namespace {
+/// Why the operands' strides cannot be run (null: they can). Each layout is
+/// zero (contiguous) or three positive multiples of 8 elements, below 2^39
+/// (TMA's strides are multiples of 16 bytes, under 2^40), and O's dims do
+/// not overlap: sorted by stride, each dim starts past the extent of the
+/// ones below it (its head dim's D elements first).
+const char *checkLayouts(const Problem &pr) {
+  struct Operand {
+    const Strides &s;
+    int heads, rows;
+  };
+  const Operand operands[] = {{pr.qStrides, pr.heads, pr.sq},
+                              {pr.kStrides, pr.kvHeads, pr.skv},
+                              {pr.vStrides, pr.kvHeads, pr.skv},
+                              {pr.oStrides, pr.heads, pr.sq}};
+  for (const Operand &op : operands) {
+    const long long st[3] = {op.s.batch, op.s.head, op.s.seq};
+    if (st[0] == 0 && st[1] == 0 && st[2] == 0)
+      continue;
+    for (long long x : st)
+      if (x <= 0 || x % 8 != 0 || x >= (1ll << 39))
+        return "strides must be zero (contiguous) or positive multiples of 8 elements below "
+               "2^39";
+  }
+  const Strides o = resolveStrides(pr.oStrides, pr.heads, pr.sq, pr.headDim);
+  std::pair<long long, long long> dims[3] = {
+      {o.batch, pr.batch}, {o.head, pr.heads}, {o.seq, pr.sq}};
+  std::sort(std::begin(dims), std::end(dims));
+  long long extent = pr.headDim; // elements the dims below span
+  for (auto [stride, size] : dims) {
+    if (size == 1)
+      continue;
+    if (stride < extent)
+      return "O's strides overlap (each dim must start past the extent of the smaller ones)";
+    extent = stride * size;
+  }
+  return nullptr;
+}
+} // namespace
+
 int validate(const Problem &pr) {
   if (pr.dtype != kBf16 && pr.dtype != kF16)
     return fail("dtype must be bf16 or f16");
@@ -863,6 +920,8 @@ int validate(const Problem &pr) {
   for (const void *ptr : {pr.q, pr.k, pr.v, static_cast<const void *>(pr.o)})
     if (!ptr || reinterpret_cast<uintptr_t>(ptr) % 16 != 0)
       return fail("Q, K, V and O must be non-null and 16-byte aligned");
+  if (const char *why = checkLayouts(pr))
+    return fail(why);
   if (pr.flags < 0 || pr.flags > (kAllFlags | kTiledOnly | kProgrammatic))
     return fail("flags " + std::to_string(pr.flags) + " are not a set of attention::Flags");
   if (!(pr.scale > 0.0f) || !std::isfinite(pr.scale))
@@ -1072,12 +1131,10 @@ int deviceMajor() {
 int launchBlackwell(const Problem &pr, cudaStream_t stream) {
   const bool f16 = pr.dtype == kF16;
   const int d = pr.headDim;
-  CUtensorMap tmQ, tmK, tmV;
-  if (makeMap(&tmQ, pr.q, f16, d, pr.sq, pr.batch * pr.heads, sm100::kBlockRows, "Q") ||
-      makeMap(&tmK, pr.k, f16, d, pr.skv, pr.batch * pr.kvHeads, sm100::keyBlockRows(d), "K") ||
-      makeMap(&tmV, pr.v, f16, d, pr.skv, pr.batch * pr.kvHeads, sm100::keyBlockRows(d), "V"))
-    return 1;
   KernelParams kp = kernelParams(pr, (pr.sq + sm100::kBlockRows - 1) / sm100::kBlockRows);
+  CUtensorMap tmQ, tmK, tmV;
+  if (makeMaps(pr, kp, sm100::kBlockRows, sm100::keyBlockRows(d), &tmQ, &tmK, &tmV))
+    return 1;
   cudaError_t e = sm100::launch(d, f16, (pr.flags & (kCondRescale | kPolyExp2)) != 0, tmQ, tmK,
                                 tmV, kp, stream);
   if (e != cudaSuccess)
@@ -1132,6 +1189,23 @@ extern "C" int fusec_attention_forward_masked(const void *q, const void *k, cons
                                               const void *keyMask, void *stream) {
   fusec::attention::Problem pr{q,     k,   v,       o,    lse,   batch, heads, kvHeads,
                                sq,    skv, headDim, scale, causal != 0, dtype, flags, keyMask};
+  return fusec::attention::forward(pr, static_cast<cudaStream_t>(stream));
+}
+
+extern "C" int fusec_attention_forward_strided(const void *q, const void *k, const void *v,
+                                               void *o, float *lse, int batch, int heads,
+                                               int kvHeads, int sq, int skv, int headDim,
+                                               float scale, int causal, int dtype, int flags,
+                                               const void *keyMask, const long long *strides,
+                                               void *stream) {
+  fusec::attention::Problem pr{q,     k,   v,       o,    lse,   batch, heads, kvHeads,
+                               sq,    skv, headDim, scale, causal != 0, dtype, flags, keyMask};
+  if (strides) {
+    fusec::attention::Strides *layouts[] = {&pr.qStrides, &pr.kStrides, &pr.vStrides,
+                                            &pr.oStrides};
+    for (int i = 0; i < 4; ++i)
+      *layouts[i] = {strides[3 * i], strides[3 * i + 1], strides[3 * i + 2]};
+  }
   return fusec::attention::forward(pr, static_cast<cudaStream_t>(stream));
 }
 

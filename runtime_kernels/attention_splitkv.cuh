@@ -154,8 +154,8 @@ __global__ void __launch_bounds__(kSplitThreads)
   }
   const int nTiles = kEnd > kBegin ? (kEnd - kBegin + kSplitKeys - 1) / kSplitKeys : 0;
 
-  const uint16_t *kRows = static_cast<const uint16_t *>(k) + static_cast<size_t>(bhKv) * p.skv * D;
-  const uint16_t *vRows = static_cast<const uint16_t *>(v) + static_cast<size_t>(bhKv) * p.skv * D;
+  const uint16_t *kRows = static_cast<const uint16_t *>(k) + rowOffset(p.ks, b, hKv, 0);
+  const uint16_t *vRows = static_cast<const uint16_t *>(v) + rowOffset(p.vs, b, hKv, 0);
   auto loadTile = [&](int t) {
     if (t >= nTiles)
       return;
@@ -167,10 +167,10 @@ __global__ void __launch_bounds__(kSplitThreads)
       const int r = i / kChunks, c = i % kChunks;
       const int key = key0 + r;
       const bool valid = key < kEnd;
-      const size_t off = static_cast<size_t>(valid ? key : 0) * D + c * 8;
+      const long long at = valid ? key : 0;
       const uint32_t dst = swizzled(r, c, C::kRowBytes);
-      cpAsync16(kBase + dst, kRows + off, valid);
-      cpAsync16(vBase + dst, vRows + off, valid);
+      cpAsync16(kBase + dst, kRows + at * p.ks.seq + c * 8, valid);
+      cpAsync16(vBase + dst, vRows + at * p.vs.seq + c * 8, valid);
     }
   };
 #pragma unroll
@@ -187,8 +187,7 @@ __global__ void __launch_bounds__(kSplitThreads)
     if (r < rowsHere) {
       const int pr = row0 + r, g = pr / p.sq, qi = pr % p.sq;
       const int h = hKv * p.groups + g;
-      val = *reinterpret_cast<const uint4 *>(
-          qAll + ((static_cast<size_t>(b) * p.hq + h) * p.sq + qi) * D + c * 8);
+      val = *reinterpret_cast<const uint4 *>(qAll + rowOffset(p.qs, b, h, qi) + c * 8);
     }
     *reinterpret_cast<uint4 *>(sQ + swizzled(r, c, C::kRowBytes)) = val;
   }
@@ -344,7 +343,8 @@ __global__ void __launch_bounds__(kSplitThreads)
       const int pr = row0 + r, g = pr / p.sq, qi = pr % p.sq;
       const size_t orow = (static_cast<size_t>(b) * p.hq + hKv * p.groups + g) * p.sq + qi;
       const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-      *reinterpret_cast<uint32_t *>(static_cast<uint16_t *>(p.o) + orow * D + col) =
+      *reinterpret_cast<uint32_t *>(static_cast<uint16_t *>(p.o) +
+                                    rowOffset(p.os, b, hKv * p.groups + g, qi) + col) =
           Elem<F16>::pack(x0 * inv, x1 * inv);
       if (col == 0 && p.lse)
         p.lse[orow] = sum > 0.0f ? (big + log2f(sum)) * 0.69314718055994531f : -INFINITY;
@@ -431,8 +431,8 @@ __global__ void __launch_bounds__(kSplitThreads)
     }
     const float inv = rowInv[r];
     const int pr = row0 + r, g = pr / p.sq, qi = pr % p.sq;
-    const size_t orow = (static_cast<size_t>(b) * p.hq + hKv * p.groups + g) * p.sq + qi;
-    *reinterpret_cast<uint2 *>(static_cast<uint16_t *>(p.o) + orow * D + col) =
+    *reinterpret_cast<uint2 *>(static_cast<uint16_t *>(p.o) +
+                               rowOffset(p.os, b, hKv * p.groups + g, qi) + col) =
         make_uint2(Elem<F16>::pack(acc.x * inv, acc.y * inv),
                    Elem<F16>::pack(acc.z * inv, acc.w * inv));
   }

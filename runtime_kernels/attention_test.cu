@@ -4,7 +4,9 @@
 // the logsumexp with a float64 reference computed here on the CPU: head dims
 // 64, 128 and 256, bf16 and f16, causal or not, GQA, ragged lengths (1, 127,
 // 129, Sq > Skv with rows that see nothing), every FA4 flag. Also checks
-// that bad problems are refused with a message. Exit 0 pass, 1 fail, 77 no
+// that bad problems are refused with a message. Layouts: Q, K, V and O
+// contiguous, as (B, S, H, D), or in other orders with padded rows (the
+// padding NaN, so a kernel that reads it fails). Exit 0 pass, 1 fail, 77 no
 // GPU (ctest's skip code). `--quick` runs a few cases (for the sanitizers).
 //
 //===----------------------------------------------------------------------===//
@@ -41,7 +43,57 @@ struct Case {
   /// with a few CTAs each runs many tiles of different lengths through one
   /// K/V ring and one Q buffer.
   int ctas = 0, headGroup = 0, persistent = -1;
+  /// Operand layouts: 0 contiguous [B, H, S, D]; 1 every operand (B, S, H,
+  /// D); 2 Q (S, B, H, D) with rows of D + 8, K (B, S, H, D) with D + 16,
+  /// V (H, S, B, D), O (B, S, H, D) with D + 8 (Layout below).
+  int layout = 0;
 };
+
+/// Where an operand's elements live: dims in memory order (outermost first;
+/// 0 batch, 1 head, 2 seq) and rows of D + pad elements.
+struct Layout {
+  int order[3] = {0, 1, 2};
+  int pad = 0;
+};
+
+Layout layoutOf(int kind, int operand) { // operand: 0 Q, 1 K, 2 V, 3 O
+  if (kind == 1)
+    return {{0, 2, 1}, 0};
+  if (kind == 2) {
+    const Layout ls[4] = {{{2, 0, 1}, 8}, {{0, 2, 1}, 16}, {{1, 2, 0}, 0}, {{0, 2, 1}, 8}};
+    return ls[operand];
+  }
+  return {};
+}
+
+/// The strides (batch, head, seq) of `l` for dims {b, h, s} and head dim d,
+/// and the elements its buffer spans.
+fusec::attention::Strides stridesOf(const Layout &l, const int dims[3], int d, size_t *span) {
+  long long st[3], step = d + l.pad;
+  for (int i = 2; i >= 0; --i) {
+    st[l.order[i]] = step;
+    step *= dims[l.order[i]];
+  }
+  *span = static_cast<size_t>(step);
+  return {st[0], st[1], st[2]};
+}
+
+/// Copies `logical` ([b][h][s][d] contiguous) into `buffer` (`st`), or back
+/// when `toLogical`.
+void relayout(std::vector<uint16_t> &logical, std::vector<uint16_t> &buffer,
+              const fusec::attention::Strides &st, const int dims[3], int d, bool toLogical) {
+  size_t i = 0;
+  for (int b = 0; b < dims[0]; ++b)
+    for (int h = 0; h < dims[1]; ++h)
+      for (int r = 0; r < dims[2]; ++r)
+        for (int e = 0; e < d; ++e, ++i) {
+          uint16_t &x = buffer[b * st.batch + h * st.head + r * st.seq + e];
+          if (toLogical)
+            logical[i] = x;
+          else
+            x = logical[i];
+        }
+}
 
 uint64_t rngState = 0x9E3779B97F4A7C15ull;
 float uniform() { // [-1, 1)
@@ -105,23 +157,43 @@ bool run(const Case &c) {
     CHECK_CUDA(cudaMalloc(&dmask, mask.size()));
     CHECK_CUDA(cudaMemcpy(dmask, mask.data(), mask.size(), cudaMemcpyHostToDevice));
   }
+  // Each operand in its layout, the padding NaN (0xFFFF).
+  const int qDims[3] = {c.batch, c.heads, c.sq}, kDims[3] = {c.batch, c.kvHeads, c.skv};
+  size_t span[4];
+  fusec::attention::Strides st[4];
+  const int *dimsOf[4] = {qDims, kDims, kDims, qDims};
+  std::vector<uint16_t> *logical[4] = {&q, &k, &v, &o};
+  std::vector<uint16_t> buffers[4];
+  for (int i = 0; i < 4; ++i) {
+    st[i] = stridesOf(layoutOf(c.layout, i), dimsOf[i], c.d, &span[i]);
+    buffers[i].assign(span[i], 0xFFFF);
+    if (i < 3)
+      relayout(*logical[i], buffers[i], st[i], dimsOf[i], c.d, false);
+  }
+  const size_t no = span[3];
   void *dq, *dk, *dv, *dout;
   float *dlse;
-  CHECK_CUDA(cudaMalloc(&dq, nq * 2));
-  CHECK_CUDA(cudaMalloc(&dk, nk * 2));
-  CHECK_CUDA(cudaMalloc(&dv, nk * 2));
-  CHECK_CUDA(cudaMalloc(&dout, nq * 2));
+  CHECK_CUDA(cudaMalloc(&dq, span[0] * 2));
+  CHECK_CUDA(cudaMalloc(&dk, span[1] * 2));
+  CHECK_CUDA(cudaMalloc(&dv, span[2] * 2));
+  CHECK_CUDA(cudaMalloc(&dout, no * 2));
   CHECK_CUDA(cudaMalloc(&dlse, lse.size() * 4));
-  CHECK_CUDA(cudaMemcpy(dq, q.data(), nq * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(dk, k.data(), nk * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(dv, v.data(), nk * 2, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemset(dout, 0xFF, nq * 2)); // NaN: every element must be written
+  CHECK_CUDA(cudaMemcpy(dq, buffers[0].data(), span[0] * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dk, buffers[1].data(), span[1] * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dv, buffers[2].data(), span[2] * 2, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemset(dout, 0xFF, no * 2)); // NaN: every element must be written
   float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
   Problem p{dq, dk, dv, dout, dlse, c.batch, c.heads, c.kvHeads, c.sq, c.skv, c.d,
             scale, c.causal, c.dtype, c.flags, dmask};
   p.ctas = c.ctas;
   p.headGroup = c.headGroup;
   p.persistent = c.persistent;
+  if (c.layout) {
+    p.qStrides = st[0];
+    p.kStrides = st[1];
+    p.vStrides = st[2];
+    p.oStrides = st[3];
+  }
   if (c.capture) {
     cudaStream_t stream;
     cudaGraph_t graph;
@@ -139,7 +211,7 @@ bool run(const Case &c) {
     // found a scheduler's counters or a split workspace left dirty by the
     // one before would leave rows unwritten.
     for (int replay = 0; replay < 3; ++replay) {
-      CHECK_CUDA(cudaMemsetAsync(dout, 0xFF, nq * 2, stream));
+      CHECK_CUDA(cudaMemsetAsync(dout, 0xFF, no * 2, stream));
       CHECK_CUDA(cudaGraphLaunch(exec, stream));
     }
     CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -151,7 +223,8 @@ bool run(const Case &c) {
     return false;
   }
   CHECK_CUDA(cudaDeviceSynchronize());
-  CHECK_CUDA(cudaMemcpy(o.data(), dout, nq * 2, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(buffers[3].data(), dout, no * 2, cudaMemcpyDeviceToHost));
+  relayout(o, buffers[3], st[3], qDims, c.d, true);
   CHECK_CUDA(cudaMemcpy(lse.data(), dlse, lse.size() * 4, cudaMemcpyDeviceToHost));
   cudaFree(dq);
   cudaFree(dk);
@@ -213,11 +286,11 @@ bool run(const Case &c) {
     }
   bool ok = maxErr <= tol && maxLseErr <= 1e-3;
   std::printf("%s B=%d H=%d/%d Sq=%d Skv=%d D=%d %s%s%s %s flags=%d ctas=%d heads/section=%d "
-              "persistent=%d: max |O - ref| %.2e (tol %.1e), max |lse - ref| %.2e\n",
+              "persistent=%d layout=%d: max |O - ref| %.2e (tol %.1e), max |lse - ref| %.2e\n",
               ok ? "PASS" : "FAIL", c.batch, c.heads, c.kvHeads, c.sq, c.skv, c.d,
               c.causal ? "causal" : "full", c.keyMask ? "+keymask" : "",
               c.capture ? " captured" : "", c.dtype ? "f16" : "bf16", c.flags, c.ctas,
-              c.headGroup, c.persistent, maxErr, tol, maxLseErr);
+              c.headGroup, c.persistent, c.layout, maxErr, tol, maxLseErr);
   return ok;
 }
 
@@ -273,7 +346,13 @@ int main(int argc, char **argv) {
              {3, 3, 1, 300, 300, 64, true, kBf16, kPingPong | kPipeline, 1, false, 2, 2},
              {3, 3, 1, 300, 300, 128, true, kF16, 0, 2, false, 2, 2},
              {2, 3, 3, 300, 300, 64, false, kBf16, kAllFlags, 0, true, 2, 1, 1},
-             {2, 3, 3, 300, 300, 256, true, kBf16, kPingPong | kPipeline, 1, true, 3, 2, 2}};
+             {2, 3, 3, 300, 300, 256, true, kBf16, kPingPong | kPipeline, 1, true, 3, 2, 2},
+             // Layouts: (B, S, H, D), and other orders with padded rows, on
+             // the tiled, decode and split-KV kernels.
+             {2, 4, 2, 200, 260, 128, true, kBf16, kPingPong | kPipeline, 0, false, 0, 0, -1, 1},
+             {2, 4, 2, 200, 260, 64, false, kF16, kPingPong | kPipeline, 1, false, 0, 0, -1, 2},
+             {3, 4, 2, 3, 50, 128, true, kBf16, kPingPong | kPipeline, 1, false, 0, 0, -1, 2},
+             {2, 8, 2, 5, 1500, 256, true, kF16, kPingPong | kPipeline, 0, false, 0, 0, -1, 2}};
   } else {
     for (int d : {64, 128, 256})
       for (bool causal : {false, true})
@@ -341,6 +420,22 @@ int main(int argc, char **argv) {
                          persistent});
       }
       cases.push_back({2, 6, 3, 600, 600, d, true, kF16, kPingPong | kPipeline, 0, true, 3, 4});
+      // Every operand as (B, S, H, D), and in other orders with padded rows
+      // (Case::layout), on each kernel kind and grid, GQA, masks, captured.
+      for (int layout : {1, 2}) {
+        for (int flags : {0, int(kPingPong | kPipeline), int(kAllFlags)})
+          cases.push_back({2, 6, 3, 333, 333, d, true, kBf16, flags, 0, false, 0, 0, -1, layout});
+        cases.push_back({3, 4, 4, 300, 700, d, false, kF16, kPingPong | kPipeline, 2, false, 0, 0,
+                         1, layout});
+        cases.push_back({2, 4, 2, 600, 600, d, true, kBf16, kPingPong | kPipeline, 1, true, 3, 2, 2,
+                         layout});
+        cases.push_back({3, 6, 2, 1, 37, d, false, kBf16, kPingPong | kPipeline, 1, false, 0, 0,
+                         -1, layout}); // decode
+        cases.push_back({2, 12, 4, 5, 777, d, true, kBf16, kPingPong | kPipeline, 2, false, 0, 0,
+                         -1, layout}); // split-KV
+        cases.push_back({1, 32, 8, 1, 16384, d, false, kF16, kPingPong | kPipeline, 0, false, 0, 0,
+                         -1, layout}); // many chunks
+      }
       for (int flags : {0, int(kPingPong | kPipeline), int(kAllFlags)}) {
         cases.push_back({2, 4, 2, 300, 300, d, true, kF16, flags, 1});
         cases.push_back({3, 2, 1, 129, 257, d, false, kBf16, flags, 1});
@@ -370,6 +465,12 @@ int main(int argc, char **argv) {
   bad.ctas = 0;
   bad.persistent = 3;
   failed += !refuses(bad, "persistent must be");
-  std::printf("%s: %d of %zu cases failed\n", failed ? "FAIL" : "PASS", failed, cases.size() + 6);
+  bad.persistent = -1;
+  bad.kStrides = {8 * 128, 128, 4};
+  failed += !refuses(bad, "positive multiples of 8");
+  bad.kStrides = {};
+  bad.oStrides = {3 * 8 * 128, 128, 64}; // rows overlap (64 < D)
+  failed += !refuses(bad, "O's strides overlap");
+  std::printf("%s: %d of %zu cases failed\n", failed ? "FAIL" : "PASS", failed, cases.size() + 8);
   return failed ? 1 : 0;
 }

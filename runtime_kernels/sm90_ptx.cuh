@@ -77,6 +77,16 @@ __device__ __forceinline__ void tmaLoad3d(void *dst, const CUtensorMap *map, uin
                : "memory");
 }
 
+/// tmaLoad3d for a 4-D tensor map, at (c0, c1, c2, c3).
+__device__ __forceinline__ void tmaLoad4d(void *dst, const CUtensorMap *map, uint64_t *bar,
+                                          int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%3, %4, %5, %6}], [%2];"
+               ::"r"(smemAddress(dst)), "l"(reinterpret_cast<uint64_t>(map)),
+               "r"(smemAddress(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+
 //===-- wgmma -------------------------------------------------------------===//
 
 /// A shared-memory matrix descriptor in the 128-byte swizzle (the layout

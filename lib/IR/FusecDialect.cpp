@@ -1134,11 +1134,73 @@ OpCost MatmulOp::getCost() {
   return cost;
 }
 
+static std::optional<ArrayRef<int64_t>> attentionPermAttr(AttentionOp op, unsigned i) {
+  switch (i) {
+  case 0:
+    return op.getQueryPerm();
+  case 1:
+    return op.getKeyPerm();
+  case 2:
+    return op.getValuePerm();
+  default:
+    return op.getResultPerm();
+  }
+}
+
+SmallVector<int64_t, 4> AttentionOp::layoutPerm(unsigned i) {
+  if (auto perm = attentionPermAttr(*this, i))
+    return SmallVector<int64_t, 4>(*perm);
+  return {0, 1, 2, 3};
+}
+
+SmallVector<int64_t, 4> AttentionOp::logicalShape(unsigned i) {
+  ArrayRef<int64_t> dims =
+      cast<RankedTensorType>(i < 3 ? getOperand(i).getType() : getType()).getShape();
+  SmallVector<int64_t, 4> perm = layoutPerm(i), shape(dims);
+  if (dims.size() != 4)
+    return shape;
+  for (unsigned j = 0; j < 4; ++j) {
+    // An operand is read as transpose(x, perm); the result is stored as
+    // transpose(O, perm).
+    if (i < 3)
+      shape[j] = dims[perm[j]];
+    else
+      shape[perm[j]] = dims[j];
+  }
+  return shape;
+}
+
+SmallVector<int64_t, 4> AttentionOp::logicalStrides(unsigned i) {
+  ArrayRef<int64_t> dims =
+      cast<RankedTensorType>(i < 3 ? getOperand(i).getType() : getType()).getShape();
+  SmallVector<int64_t, 4> stored(dims.size(), 1), perm = layoutPerm(i), strides(4, 1);
+  for (int64_t j = static_cast<int64_t>(dims.size()) - 2; j >= 0; --j)
+    stored[j] = satMul(stored[j + 1], dims[j + 1]);
+  if (dims.size() != 4)
+    return stored;
+  for (unsigned j = 0; j < 4; ++j) {
+    if (i < 3)
+      strides[j] = stored[perm[j]];
+    else
+      strides[perm[j]] = stored[j];
+  }
+  return strides;
+}
+
 LogicalResult AttentionOp::verify() {
-  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
-                   v = getValue().getType();
-  const char *names[] = {"query", "key", "value"};
-  RankedTensorType types[] = {q, k, v};
+  const char *names[] = {"query", "key", "value", "result"};
+  const char *permNames[] = {"query_perm", "key_perm", "value_perm", "result_perm"};
+  for (unsigned i = 0; i < 4; ++i) {
+    auto perm = attentionPermAttr(*this, i);
+    if (!perm)
+      continue;
+    SmallVector<int64_t, 4> sorted(*perm);
+    llvm::sort(sorted);
+    if (perm->size() != 4 || !llvm::equal(sorted, llvm::seq<int64_t>(0, 4)) || (*perm)[3] != 3)
+      return emitOpError() << "'" << permNames[i] << "' (" << names[i]
+                           << ") must permute [0, 1, 2] and keep 3 last";
+  }
+  RankedTensorType types[] = {getQuery().getType(), getKey().getType(), getValue().getType()};
   for (unsigned i = 0; i < 3; ++i) {
     if (failed(checkFloat(*this, types[i], i, names[i])))
       return failure();
@@ -1146,11 +1208,18 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << operandName(i, names[i]) << " has rank "
                            << types[i].getRank()
                            << ", expected 4 ([batch, heads, seq, head_dim])";
-    if (types[i].getElementType() != q.getElementType())
+    if (types[i].getElementType() != types[0].getElementType())
       return emitOpError() << operandName(i, names[i]) << " has element type "
                            << types[i].getElementType() << ", expected "
-                           << q.getElementType();
+                           << types[0].getElementType();
   }
+  // The shapes below are [B, H, S, D], each operand read through its
+  // permutation.
+  struct Logical {
+    SmallVector<int64_t, 4> shape;
+    int64_t getDimSize(unsigned d) const { return shape[d]; }
+  };
+  Logical q{logicalShape(0)}, k{logicalShape(1)}, v{logicalShape(2)};
   auto mismatch = [&](unsigned i, StringRef what, int64_t actual,
                       int64_t expected) {
     return emitOpError() << operandName(i, names[i]) << " has " << what
@@ -1185,8 +1254,14 @@ LogicalResult AttentionOp::verify() {
   }
   if (failed(checkFloat(*this, getType(), 0, "result")))
     return failure();
-  return checkResultShape(*this, {q.getDimSize(0), hq, q.getDimSize(2),
-                                  v.getDimSize(3)});
+  if (getType().getRank() != 4)
+    return emitOpError() << "result has rank " << getType().getRank() << ", expected 4";
+  SmallVector<int64_t, 4> expected = {q.getDimSize(0), hq, q.getDimSize(2), v.getDimSize(3)};
+  // Stored through result_perm.
+  SmallVector<int64_t, 4> perm = layoutPerm(3), stored(4);
+  for (unsigned j = 0; j < 4; ++j)
+    stored[j] = expected[perm[j]];
+  return checkResultShape(*this, stored);
 }
 
 /// Number of (query, key) pairs attention computes: all of them, or those on
@@ -1207,11 +1282,13 @@ static int64_t attentionPairs(int64_t sq, int64_t skv, bool causal) {
 }
 
 OpCost AttentionOp::getCost() {
-  auto q = getQuery().getType(), v = getValue().getType();
-  int64_t bh = satMul(q.getDimSize(0), q.getDimSize(1));
-  int64_t pairs = satMul(bh, attentionPairs(q.getDimSize(2), v.getDimSize(2), getCausal()));
+  SmallVector<int64_t, 4> q = logicalShape(0), v = logicalShape(2);
   OpCost cost = movementCost(*this);
-  cost.flops = satMul(satMul(2, pairs), q.getDimSize(3) + v.getDimSize(3));
+  if (q.size() != 4 || v.size() != 4)
+    return cost;
+  int64_t bh = satMul(q[0], q[1]);
+  int64_t pairs = satMul(bh, attentionPairs(q[2], v[2], getCausal()));
+  cost.flops = satMul(satMul(2, pairs), q[3] + v[3]);
   cost.sfuOps = pairs;
   return cost;
 }

@@ -721,8 +721,14 @@ absl::Status Interpreter::execAttention(AttentionOp op) {
   }
   const HostTensor &q = get(op.getQuery()), &k = get(op.getKey()),
                    &v = get(op.getValue());
-  int64_t batch = q.shape[0], hq = q.shape[1], sq = q.shape[2], d = q.shape[3];
-  int64_t hkv = k.shape[1], skv = k.shape[2], dv = v.shape[3];
+  // [B, H, S, D] shapes and strides, each operand read (the result stored)
+  // through its permutation.
+  SmallVector<int64_t, 4> qShape = op.logicalShape(0), kShape = op.logicalShape(1),
+                          vShape = op.logicalShape(2);
+  SmallVector<int64_t, 4> qs = op.logicalStrides(0), ks = op.logicalStrides(1),
+                          vs = op.logicalStrides(2), os = op.logicalStrides(3);
+  int64_t batch = qShape[0], hq = qShape[1], sq = qShape[2], d = qShape[3];
+  int64_t hkv = kShape[1], skv = kShape[2], dv = vShape[3];
   int64_t group = hq / hkv;
   double scale = op.getScale().convertToDouble();
   bool causal = op.getCausal();
@@ -732,11 +738,11 @@ absl::Status Interpreter::execAttention(AttentionOp op) {
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < hq; ++h) {
       int64_t kvh = h / group;
-      const double *pk = k.data.data() + (b * hkv + kvh) * skv * d;
-      const double *pv = v.data.data() + (b * hkv + kvh) * skv * dv;
+      const double *pk = k.data.data() + b * ks[0] + kvh * ks[1];
+      const double *pv = v.data.data() + b * vs[0] + kvh * vs[1];
       for (int64_t i = 0; i < sq; ++i) {
-        const double *pq = q.data.data() + ((b * hq + h) * sq + i) * d;
-        double *po = out->data.data() + ((b * hq + h) * sq + i) * dv;
+        const double *pq = q.data.data() + b * qs[0] + h * qs[1] + i * qs[2];
+        double *po = out->data.data() + b * os[0] + h * os[1] + i * os[2];
         // The keys row i sees: up to the causal diagonal, where the mask
         // (if any) is true.
         int64_t last = causal ? std::clamp<int64_t>(i + skv - sq + 1, 0, skv) : skv;
@@ -748,7 +754,7 @@ absl::Status Interpreter::execAttention(AttentionOp op) {
         for (int64_t j : seen) {
           double s = 0;
           for (int64_t l = 0; l < d; ++l)
-            s += pq[l] * pk[j * d + l];
+            s += pq[l * qs[3]] * pk[j * ks[2] + l * ks[3]];
           scores[j] = s * scale;
           mx = std::max(mx, scores[j]);
         }
@@ -758,10 +764,10 @@ absl::Status Interpreter::execAttention(AttentionOp op) {
         for (int64_t c = 0; c < dv; ++c) {
           double acc = 0;
           for (int64_t j : seen)
-            acc += scores[j] * pv[j * dv + c];
+            acc += scores[j] * pv[j * vs[2] + c * vs[3]];
           // A row that sees no key (causal with more queries than keys, or
           // every key masked) is zero.
-          po[c] = seen.empty() ? 0.0 : acc / sum;
+          po[c * os[3]] = seen.empty() ? 0.0 : acc / sum;
         }
       }
     }

@@ -100,16 +100,24 @@ absl::StatusOr<rt::AttentionArgs> attentionArgs(AttentionOp op) {
   if (k.getElementType() != e || v.getElementType() != e || o.getElementType() != e)
     return absl::UnimplementedError(absl::StrCat(
         where(op), ": the attention intrinsic needs one element type for Q, K, V and O"));
-  if (q.getRank() != 4 || v.getDimSize(3) != q.getDimSize(3))
+  SmallVector<int64_t, 4> qs = op.logicalShape(0), ks = op.logicalShape(1),
+                          vs = op.logicalShape(2);
+  if (q.getRank() != 4 || vs[3] != qs[3])
     return absl::UnimplementedError(absl::StrCat(
         where(op), ": the attention intrinsic needs V's head dim equal to Q's"));
   rt::AttentionArgs a;
-  a.batch = static_cast<int>(q.getDimSize(0));
-  a.heads = static_cast<int>(q.getDimSize(1));
-  a.sq = static_cast<int>(q.getDimSize(2));
-  a.headDim = static_cast<int>(q.getDimSize(3));
-  a.kvHeads = static_cast<int>(k.getDimSize(1));
-  a.skv = static_cast<int>(k.getDimSize(2));
+  a.batch = static_cast<int>(qs[0]);
+  a.heads = static_cast<int>(qs[1]);
+  a.sq = static_cast<int>(qs[2]);
+  a.headDim = static_cast<int>(qs[3]);
+  a.kvHeads = static_cast<int>(ks[1]);
+  a.skv = static_cast<int>(ks[2]);
+  // Operands in another layout (query_perm, ...): their strides, in place.
+  for (unsigned i = 0; i < 4; ++i)
+    if (op.layoutPerm(i) != SmallVector<int64_t, 4>{0, 1, 2, 3}) {
+      SmallVector<int64_t, 4> st = op.logicalStrides(i);
+      std::copy(st.begin(), st.begin() + 3, a.strides + 3 * i);
+    }
   a.scale = static_cast<float>(op.getScale().convertToDouble());
   a.causal = op.getCausal();
   a.dtype = e.isF16() ? rt::AttentionArgs::kF16 : rt::AttentionArgs::kBf16;

@@ -2241,9 +2241,84 @@ public:
     getOperation()->walk([&](MatmulOp m) { candidates.push_back(m); });
     for (MatmulOp m : candidates)
       (void)rewrite(m);
+    // FUSEC_ATTENTION_LAYOUTS=0 keeps the transposes (measurement, and the
+    // lit tests of fusec-fuse's movement folds around an attention).
+    if (const char *v = std::getenv("FUSEC_ATTENTION_LAYOUTS"); v && std::string_view(v) == "0")
+      return;
+    SmallVector<AttentionOp> attentions;
+    getOperation()->walk([&](AttentionOp a) { attentions.push_back(a); });
+    for (AttentionOp a : attentions)
+      foldLayouts(a);
   }
 
 private:
+  /// Transposes that keep the head dim last, into the attention's layout
+  /// attributes: an operand's (query_perm, ...), and the result's when a
+  /// transpose is its one use (result_perm). The attention then reads and
+  /// writes those layouts in place, and the transposes (when nothing else
+  /// reads them) are gone. Meaning kept: transpose(transpose(x, p0), p1) is
+  /// transpose(x, c) with c[i] = p0[p1[i]].
+  static void foldLayouts(AttentionOp a) {
+    auto keepsLast = [](ArrayRef<int64_t> perm) { return perm.size() == 4 && perm[3] == 3; };
+    auto identity = [](ArrayRef<int64_t> perm) {
+      return llvm::equal(perm, llvm::seq<int64_t>(0, 4));
+    };
+    MLIRContext *ctx = a.getContext();
+    const StringRef names[] = {"query_perm", "key_perm", "value_perm"};
+    for (unsigned i = 0; i < 3; ++i) {
+      SmallVector<int64_t, 4> perm = a.layoutPerm(i);
+      Value x = a->getOperand(i);
+      bool changed = false;
+      while (auto t = x.getDefiningOp<TransposeOp>()) {
+        ArrayRef<int64_t> inner = t.getPermutation();
+        if (!keepsLast(inner))
+          break;
+        SmallVector<int64_t, 4> composed(4);
+        for (unsigned j = 0; j < 4; ++j)
+          composed[j] = inner[perm[j]];
+        perm = composed;
+        x = t.getInput();
+        changed = true;
+      }
+      if (!changed)
+        continue;
+      Value old = a->getOperand(i);
+      a->setOperand(i, x);
+      if (identity(perm))
+        a->removeAttr(names[i]);
+      else
+        a->setAttr(names[i], DenseI64ArrayAttr::get(ctx, perm));
+      eraseDeadTransposes(old);
+    }
+    Value r = a.getResult();
+    while (r.hasOneUse()) {
+      auto t = dyn_cast<TransposeOp>(*r.getUsers().begin());
+      if (!t || !keepsLast(t.getPermutation()))
+        break;
+      SmallVector<int64_t, 4> perm = a.layoutPerm(3), composed(4);
+      ArrayRef<int64_t> outer = t.getPermutation();
+      for (unsigned j = 0; j < 4; ++j)
+        composed[j] = perm[outer[j]];
+      r.setType(t.getType());
+      if (identity(composed))
+        a->removeAttr("result_perm");
+      else
+        a->setAttr("result_perm", DenseI64ArrayAttr::get(ctx, composed));
+      t.getResult().replaceAllUsesWith(r);
+      t.erase();
+    }
+  }
+
+  /// Erases `v`'s transpose (and the transposes feeding it) once unused.
+  static void eraseDeadTransposes(Value v) {
+    while (auto t = v.getDefiningOp<TransposeOp>()) {
+      if (!t->use_empty())
+        return;
+      v = t.getInput();
+      t.erase();
+    }
+  }
+
   LogicalResult rewrite(MatmulOp pv) {
     auto rank4 = [](Value v) { return cast<RankedTensorType>(v.getType()).getRank() == 4; };
     if (pv.getTransposeLhs() || pv.getTransposeRhs() || !rank4(pv.getLhs()) ||
@@ -2508,7 +2583,8 @@ private:
       return fail();
     auto attention = AttentionOp::create(b, pv.getLoc(), pv.getType(), q, k, v, keyPad,
                                          b.getF64FloatAttr(scale),
-                                         causal ? b.getUnitAttr() : UnitAttr());
+                                         causal ? b.getUnitAttr() : UnitAttr(), nullptr,
+                                         nullptr, nullptr, nullptr);
     if (failed(mlir::verify(attention))) {
       attention.erase();
       return fail();

@@ -14,6 +14,7 @@
 #include <cuda.h>
 #include <nvJitLink.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -771,12 +772,17 @@ using AttentionForwardFn = int (*)(const void *, const void *, const void *, voi
 using AttentionForwardMaskedFn = int (*)(const void *, const void *, const void *, void *,
                                          float *, int, int, int, int, int, int, float, int, int,
                                          int, const void *, void *);
+using AttentionForwardStridedFn = int (*)(const void *, const void *, const void *, void *,
+                                          float *, int, int, int, int, int, int, float, int, int,
+                                          int, const void *, const long long *, void *);
 using AttentionErrorFn = const char *(*)();
 
 struct AttentionLibrary {
   AttentionForwardFn forward = nullptr;
   /// Null in a library older than the key mask.
   AttentionForwardMaskedFn forwardMasked = nullptr;
+  /// Null in a library older than operand layouts.
+  AttentionForwardStridedFn forwardStrided = nullptr;
   AttentionErrorFn lastError = nullptr;
   absl::Status status;
 };
@@ -807,6 +813,8 @@ struct AttentionLibrary {
       l.lastError = reinterpret_cast<AttentionErrorFn>(dlsym(h, "fusec_attention_last_error"));
       l.forwardMasked = reinterpret_cast<AttentionForwardMaskedFn>(
           dlsym(h, "fusec_attention_forward_masked"));
+      l.forwardStrided = reinterpret_cast<AttentionForwardStridedFn>(
+          dlsym(h, "fusec_attention_forward_strided"));
       if (l.forward && l.lastError)
         return l;
       absl::StrAppend(&tried, tried.empty() ? "" : "; ", c,
@@ -841,6 +849,15 @@ absl::Status validateAttention(const AttentionArgs &a) {
     return bad("scale must be positive and finite");
   if (a.flags < -1 || a.flags > 31)
     return bad("flags ", a.flags, " are not a set of the kernel's options (0-31)");
+  for (int i = 0; i < 4; ++i) {
+    const int64_t *st = a.strides + 3 * i;
+    if (st[0] == 0 && st[1] == 0 && st[2] == 0)
+      continue;
+    for (int j = 0; j < 3; ++j)
+      if (st[j] <= 0 || st[j] % 8 != 0 || st[j] >= (int64_t(1) << 39))
+        return bad("strides of ", std::string(1, "QKVO"[i]),
+                   " must be zero (contiguous) or positive multiples of 8 elements below 2^39");
+  }
   return absl::OkStatus();
 }
 
@@ -864,6 +881,9 @@ absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
                         (a.flags < 0 ? attention::defaultFlags(a.headDim) : a.flags) |
                             (a.programmatic ? attention::kProgrammatic : 0),
                         ptr(a.keyMask)};
+  attention::Strides *layouts[] = {&pr.qStrides, &pr.kStrides, &pr.vStrides, &pr.oStrides};
+  for (int i = 0; i < 4; ++i)
+    *layouts[i] = {a.strides[3 * i], a.strides[3 * i + 1], a.strides[3 * i + 2]};
   if (attention::forward(pr, static_cast<cudaStream_t>(stream.handle())) != 0)
     return absl::InternalError(absl::StrCat("attention: ", attention::lastErrorMessage()));
   return absl::OkStatus();
@@ -876,7 +896,19 @@ absl::Status attentionForward(const AttentionArgs &a, const Stream &stream) {
   int flags = (a.flags < 0 ? (a.headDim == 256 ? 0 : 4 | 8) : a.flags) | (a.programmatic ? 32 : 0);
   auto ptr = [](uint64_t p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); };
   int rc;
-  if (a.keyMask) {
+  const bool strided = std::any_of(std::begin(a.strides), std::end(a.strides),
+                                   [](int64_t x) { return x != 0; });
+  if (lib.forwardStrided) {
+    long long strides[12];
+    std::copy(std::begin(a.strides), std::end(a.strides), strides);
+    rc = lib.forwardStrided(ptr(a.q), ptr(a.k), ptr(a.v), ptr(a.o),
+                            static_cast<float *>(ptr(a.lse)), a.batch, a.heads, a.kvHeads, a.sq,
+                            a.skv, a.headDim, a.scale, a.causal ? 1 : 0, a.dtype, flags,
+                            ptr(a.keyMask), strided ? strides : nullptr, stream.handle());
+  } else if (strided) {
+    return absl::UnavailableError("attention: the attention library takes contiguous operands "
+                                  "only (no fusec_attention_forward_strided); rebuild it");
+  } else if (a.keyMask) {
     if (!lib.forwardMasked)
       return absl::UnavailableError("attention: the attention library has no key mask "
                                     "(fusec_attention_forward_masked); rebuild it");

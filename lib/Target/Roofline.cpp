@@ -258,8 +258,8 @@ double attentionTiledSeconds(AttentionOp op, const Target &t) {
   if (!q || !k || q.getRank() != 4 || k.getRank() != 4 || !q.hasStaticShape() ||
       !k.hasStaticShape())
     return 0;
-  const int64_t b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2),
-                d = q.getDimSize(3), skv = k.getDimSize(2);
+  SmallVector<int64_t, 4> qShape = op.logicalShape(0), kShape = op.logicalShape(1);
+  const int64_t b = qShape[0], h = qShape[1], sq = qShape[2], d = qShape[3], skv = kShape[2];
   constexpr int64_t kBlockM = 128, kSplitMaxRows = 16, kMaxRowBlocks = int64_t(1) << 20;
   const int64_t mBlocks = (sq + kBlockM - 1) / kBlockM;
   if (sq <= kSplitMaxRows || (d != 64 && d != 128 && d != 256) || mBlocks > kMaxRowBlocks)

@@ -577,6 +577,15 @@ def Fusec_AttentionOp : Fusec_CostedOp<"attention"> {
     no key is zero. Costs 4·B·Hq·Sq·Skv·D FLOPs (half when causal) and one
     `exp` per score.
 
+    Any operand may be held in another layout whose head dim is last
+    (`(B, S, H, D)` as a model's projections write it): `query_perm`,
+    `key_perm` and `value_perm` say that the operand is read as
+    `fusec.transpose` of it by that permutation, and `result_perm` that the
+    result is stored as `fusec.transpose` of `[B, Hq, Sq, D]` by it. Each
+    permutes `[0, 1, 2]` and keeps `3` last. The attention intrinsic reads and
+    writes such operands in place (`fusec-fuse` folds the transposes around
+    an attention into these attributes), so no transpose kernel runs.
+
     ```mlir
     %o = fusec.attention %q, %k, %v {scale = 0.088388 : f64, causal}
            : (tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>,
@@ -584,11 +593,32 @@ def Fusec_AttentionOp : Fusec_CostedOp<"attention"> {
     %p = fusec.attention %q, %k, %v mask %m : tensor<1x128xi1> {scale = 0.088388 : f64}
            : (tensor<1x8x128x128xbf16>, tensor<1x8x128x128xbf16>,
               tensor<1x8x128x128xbf16>) -> tensor<1x8x128x128xbf16>
+    // Q, K, V and O as [B, S, H, D]:
+    %r = fusec.attention %qs, %ks, %vs {scale = 0.088388 : f64,
+           query_perm = array<i64: 0, 2, 1, 3>, key_perm = array<i64: 0, 2, 1, 3>,
+           value_perm = array<i64: 0, 2, 1, 3>, result_perm = array<i64: 0, 2, 1, 3>}
+           : (tensor<1x128x8x128xbf16>, tensor<1x128x8x128xbf16>,
+              tensor<1x128x8x128xbf16>) -> tensor<1x128x8x128xbf16>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
                        AnyRankedTensor:$value, Optional<AnyRankedTensor>:$key_mask,
-                       F64Attr:$scale, UnitAttr:$causal);
+                       F64Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<DenseI64ArrayAttr>:$query_perm,
+                       OptionalAttr<DenseI64ArrayAttr>:$key_perm,
+                       OptionalAttr<DenseI64ArrayAttr>:$value_perm,
+                       OptionalAttr<DenseI64ArrayAttr>:$result_perm);
+  let extraClassDeclaration = [{
+    /// Operand `i`'s (0 query, 1 key, 2 value, 3 the result) permutation:
+    /// its attribute, or the identity.
+    ::llvm::SmallVector<int64_t, 4> layoutPerm(unsigned i);
+    /// Operand `i`'s [B, H, S, D] shape, its type's dims read through its
+    /// permutation.
+    ::llvm::SmallVector<int64_t, 4> logicalShape(unsigned i);
+    /// Operand `i`'s element strides in [B, H, S, D] order, as its
+    /// contiguous type lays it out.
+    ::llvm::SmallVector<int64_t, 4> logicalStrides(unsigned i);
+  }];
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$query `,` $key `,` $value "
                        "(`mask` $key_mask^ `:` type($key_mask))? attr-dict `:` "

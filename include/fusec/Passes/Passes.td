@@ -53,6 +53,13 @@ def RecognizeAttention : Pass<"fusec-recognize-attention"> {
     runtime's kernel runs is rewritten: bf16 or f16, head dim 64, 128 or 256,
     V's head dim equal to Q's, kv heads dividing query heads. Other attention
     stays written out, so the generated kernels run it.
+
+    Then, for every `fusec.attention`, transposes that keep the head dim last
+    fold into its layout attributes: a transpose feeding Q, K or V (`(B, S,
+    H, D)` as a projection's reshape leaves it) into `query_perm`,
+    `key_perm` or `value_perm`, and a transpose that is the result's one use
+    into `result_perm`. The attention intrinsic reads and writes those
+    layouts in place, so no transpose kernel runs beside it.
   }];
   let options = [
     Option<"intrinsicOnly", "intrinsic-only", "bool", "false",

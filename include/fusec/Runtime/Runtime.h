@@ -230,11 +230,15 @@ struct AttentionArgs {
   /// start while the kernel before it in the stream drains (it waits for
   /// that kernel before it touches memory).
   bool programmatic = false;
+  /// Element strides (batch, head, seq) of Q, K, V and O in turn, each
+  /// operand's head dim contiguous; a triple of zeros: that operand is
+  /// contiguous [B, H, S, D]. (B, S, H, D) is {S·H·D, D, H·D}.
+  int64_t strides[12] = {};
 };
 
 /// Checks the problem without a GPU: head dim 64, 128 or 256, kv heads
-/// dividing heads, positive sizes, a positive finite scale. kInvalidArgument
-/// saying which.
+/// dividing heads, positive sizes, a positive finite scale, strides zero or
+/// positive multiples of 8 elements. kInvalidArgument saying which.
 absl::Status validateAttention(const AttentionArgs &args);
 
 /// Whether the intrinsic is there: built into this runtime (when the build

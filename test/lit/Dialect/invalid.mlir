@@ -428,6 +428,32 @@ func.func @attention_batch(%q: tensor<1x8x32x64xbf16>, %k: tensor<2x8x32x64xbf16
 
 // -----
 
+func.func @attention_perm_moves_head_dim(%q: tensor<1x32x8x64xbf16>, %k: tensor<1x8x32x64xbf16>) {
+  // expected-error @+1 {{'fusec.attention' op 'query_perm' (query) must permute [0, 1, 2] and keep 3 last}}
+  %0 = fusec.attention %q, %k, %k {scale = 0.125 : f64, query_perm = array<i64: 0, 3, 1, 2>} : (tensor<1x32x8x64xbf16>, tensor<1x8x32x64xbf16>, tensor<1x8x32x64xbf16>) -> tensor<1x8x32x64xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_perm_not_a_permutation(%q: tensor<1x8x32x64xbf16>) {
+  // expected-error @+1 {{'fusec.attention' op 'result_perm' (result) must permute [0, 1, 2] and keep 3 last}}
+  %0 = fusec.attention %q, %q, %q {scale = 0.125 : f64, result_perm = array<i64: 0, 0, 1, 3>} : (tensor<1x8x32x64xbf16>, tensor<1x8x32x64xbf16>, tensor<1x8x32x64xbf16>) -> tensor<1x8x32x64xbf16>
+  return
+}
+
+// -----
+
+func.func @attention_perm_shapes(%q: tensor<1x32x8x64xbf16>, %k: tensor<1x8x32x64xbf16>) {
+  // Q read through [0, 2, 1, 3] is [1, 8, 32, 64]; the result stored
+  // through it is [1, 32, 8, 64].
+  // expected-error @+1 {{'fusec.attention' op result has shape [1, 8, 32, 64], expected [1, 32, 8, 64]}}
+  %0 = fusec.attention %q, %k, %k {scale = 0.125 : f64, query_perm = array<i64: 0, 2, 1, 3>, result_perm = array<i64: 0, 2, 1, 3>} : (tensor<1x32x8x64xbf16>, tensor<1x8x32x64xbf16>, tensor<1x8x32x64xbf16>) -> tensor<1x8x32x64xbf16>
+  return
+}
+
+// -----
+
 func.func @attention_scale(%q: tensor<1x8x32x64xbf16>) {
   // expected-error @+1 {{'fusec.attention' op 'scale' is 0.000000e+00, expected a finite non-zero value}}
   %0 = fusec.attention %q, %q, %q {scale = 0.0 : f64} : (tensor<1x8x32x64xbf16>, tensor<1x8x32x64xbf16>, tensor<1x8x32x64xbf16>) -> tensor<1x8x32x64xbf16>

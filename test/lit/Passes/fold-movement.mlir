@@ -4,14 +4,18 @@
 // attention output [B, H, S, D] through a tensor map over its factors).
 // FUSEC_WGMMA_PINGPONG=0 keeps the cooperative schedule these checks
 // describe (matmul-wgmma-pingpong.mlir covers ping-pong).
-// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
+// FUSEC_ATTENTION_LAYOUTS=0 keeps the transposes around the attention,
+// which by default fold into its layouts instead (LAYOUTS below).
+// RUN: env FUSEC_WGMMA_PINGPONG=0 FUSEC_ATTENTION_LAYOUTS=0 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
+// RUN: env FUSEC_ATTENTION_LAYOUTS=0 fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=attention_block | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=attention_block | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline="fusec-pipeline{target=h200}" %s --function=not_folded | FileCheck %s --check-prefix=SAME
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t" -o %t/out.mlir
+// RUN: env FUSEC_WGMMA_PINGPONG=0 FUSEC_ATTENTION_LAYOUTS=0 fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=MAPS < %t/out.mlir
 // RUN: %python %S/../CodeGen/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/attention_block.k0_matmul.ptx %t/attention_block.k8_matmul_add.ptx
-// RUN: env FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="arch=sm_80 dump-dir=%t/sm_80" -o /dev/null
+// RUN: env FUSEC_WGMMA_PINGPONG=0 FUSEC_ATTENTION_LAYOUTS=0 fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="arch=sm_80 dump-dir=%t/sm_80" -o /dev/null
+// RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s --check-prefix=LAYOUTS
 // RUN: FileCheck %s --check-prefix=SIMT < %t/sm_80/attention_block.k0_matmul.ptx
 // REQUIRES: ptxas
 // SAME: PASS
@@ -33,6 +37,16 @@
 // CHECK-NEXT: fusec.matmul
 // CHECK-NOT: fusec.kernel
 // CHECK: return
+// By default the transposes fold into the attention's layouts: the QKV
+// projection writes Q, K and V as [B, S, H, D] slices (plain rows), the
+// attention reads them and writes O in place, and the output projection
+// reads O as plain rows.
+// LAYOUTS-LABEL: func.func @attention_block
+// LAYOUTS: fusec.kernel "k0_matmul"{{.*}} -> (tensor<512x256xbf16>, tensor<512x256xbf16>, tensor<512x256xbf16>)
+// LAYOUTS-NOT: fusec.transpose
+// LAYOUTS: fusec.attention {{.*}}key_perm = array<i64: 0, 2, 1, 3>, query_perm = array<i64: 0, 2, 1, 3>, result_perm = array<i64: 0, 2, 1, 3>{{.*}} -> tensor<2x256x4x64xbf16>
+// LAYOUTS-NOT: fusec.transpose
+// LAYOUTS: return
 // The attention output as the lhs: d (64, contiguous), h (4, 16384 bytes
 // apart), s (256 rows, 128 bytes apart), b (2): a box of 64 d x 1 x 128 s x 1.
 // MAPS-LABEL: func.func @attention_block

@@ -178,10 +178,12 @@ func.func @encoder_padding(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %
 // ViT as TorchScript exports transformers' eager attention in f16: Q, K
 // and V in [B, S, H, D] (K read as Kᵀ through one [0, 2, 3, 1] transpose),
 // a mask of zeros (no mask), and softmax's result cast to f32 and back (an
-// exact round trip). K becomes a [0, 2, 1, 3] transpose of its own.
+// exact round trip). K becomes a [0, 2, 1, 3] transpose of its own, and
+// all three transposes fold into the attention's layouts: it reads the
+// [B, S, H, D] arguments in place.
 // CHECK-LABEL: func.func @vit_eager
-// CHECK: %[[K:.*]] = fusec.transpose %arg1 perm [0, 2, 1, 3] : tensor<2x5x2x64xf16> -> tensor<2x2x5x64xf16>
-// CHECK: fusec.attention %{{.*}}, %[[K]], %{{.*}} {scale = 1.250000e-01 : f64}
+// CHECK-NOT: fusec.transpose
+// CHECK: fusec.attention %arg0, %arg1, %arg2 {key_perm = array<i64: 0, 2, 1, 3>, query_perm = array<i64: 0, 2, 1, 3>, scale = 1.250000e-01 : f64, value_perm = array<i64: 0, 2, 1, 3>}
 // CHECK-NOT: fusec.softmax
 // CHECK-NOT: fusec.cast
 // CHECK: return
