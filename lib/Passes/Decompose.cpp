@@ -16,6 +16,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -1171,6 +1173,187 @@ Value tapSlice(PatternRewriter &b, Location loc, Value xp, const Window &w,
   }
   return SliceOp::create(b, loc, type.clone(shape), xp, offsets, strides);
 }
+
+/// A transposed convolution as forward ones, one per output phase. Along a
+/// dim of stride s, dilation d and low pad p, output o receives input i
+/// through tap t where o + p = i·s + t·d; write o + p = m·s + ρ. Phase ρ
+/// (0 <= ρ < s) is then y_ρ[m] = sum over the taps t with t·d = ρ (mod s) of
+/// x[m - e_t] w[t], e_t = (t·d - ρ) / s: a forward, stride-1 convolution
+/// of x padded low by E = max e_t, with the filter w'[E - e_t] = w[t] (zero
+/// between taps), its channels swapped ([C, K/g] -> [K, C/g], group by
+/// group). Each phase runs over the same m (from p / s on, enough for the
+/// outputs), the phases interleave along a new dim of s after each spatial
+/// dim ([N, K, M1, s1, M2, s2, ...], a reshape to [N, K, M1·s1, ...]) and a
+/// slice from p mod s takes the outputs. No product with an inserted zero
+/// is computed (a zero-stuffed input would compute s^n times the FLOPs),
+/// and each phase is a forward convolution that DecomposeConv runs
+/// (implicit GEMM in 16-bit floats). A constant filter's phases are
+/// relaid at compile time; another's are a gather through a constant table.
+/// A phase no tap reaches is zero.
+struct DecomposeTransposedConv : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static constexpr int64_t kMaxPhases = 256;
+  LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &b) const override {
+    if (!op.getTransposed())
+      return failure();
+    Location loc = op.getLoc();
+    RankedTensorType in = op.getInput().getType(), filter = op.getFilter().getType(),
+                     outType = op.getType();
+    if (!in.hasStaticShape() || !outType.hasStaticShape() || in.getNumElements() == 0 ||
+        outType.getNumElements() == 0 || filter.getNumElements() == 0)
+      return b.notifyMatchFailure(op, "a dynamic or empty transposed convolution");
+    Window w = windowOf(op);
+    if (windowTapCount(w) > kMaxWindowTaps)
+      return b.notifyMatchFailure(op, "a window of more than 2^14 taps");
+    int64_t rank = in.getRank(), n = rank - 2, groups = op.getGroups();
+    int64_t c = in.getDimSize(1), k = outType.getDimSize(1), cg = c / groups, kg = k / groups;
+    int64_t phases = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      if (w.strides[i] < 1 || w.dilations[i] < 1 || w.padLow[i] < 0)
+        return b.notifyMatchFailure(op, "a stride, dilation or low pad out of range");
+      phases *= w.strides[i];
+      if (phases > kMaxPhases)
+        return b.notifyMatchFailure(op, "more than 256 output phases");
+    }
+    // Per dim: the m range every phase covers, and per residue the filter
+    // taps at each position j of the phase's filter (-1: a zero).
+    SmallVector<int64_t> mStart(n), mCount(n), inDims(n), outDims(n);
+    SmallVector<SmallVector<SmallVector<int64_t>>> tapsOf(n);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t s = w.strides[i], d = w.dilations[i], p = w.padLow[i], kk = w.kernel[i];
+      inDims[i] = in.getDimSize(2 + i);
+      outDims[i] = outType.getDimSize(2 + i);
+      mStart[i] = p / s;
+      mCount[i] = (outDims[i] - 1 + p) / s - mStart[i] + 1;
+      for (int64_t rho = 0; rho < s; ++rho) {
+        int64_t e = -1;
+        for (int64_t t = 0; t < kk; ++t)
+          if ((t * d) % s == rho)
+            e = std::max(e, (t * d - rho) / s);
+        SmallVector<int64_t> taps(static_cast<size_t>(e + 1), -1);
+        for (int64_t t = 0; t < kk; ++t)
+          if ((t * d) % s == rho)
+            taps[static_cast<size_t>(e - (t * d - rho) / s)] = t;
+        tapsOf[i].push_back(std::move(taps));
+      }
+    }
+    SmallVector<int64_t> fStrides(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      fStrides[d] = fStrides[d + 1] * filter.getDimSize(d + 1);
+    // The filter's elements, flat, with a zero appended (a gather's index
+    // for a tap between taps), when the filter is not a constant.
+    Value flatFilter;
+    SmallVector<Value> parts;
+    for (int64_t phase = 0; phase < phases; ++phase) {
+      SmallVector<int64_t> rho(n);
+      for (int64_t i = n - 1, r = phase; i >= 0; --i) {
+        rho[i] = r % w.strides[i];
+        r /= w.strides[i];
+      }
+      SmallVector<int64_t> partShape = {in.getDimSize(0), k};
+      partShape.append(mCount.begin(), mCount.end());
+      auto partType = outType.clone(partShape);
+      bool reached = true;
+      SmallVector<int64_t> fShape = {k, cg}, low(n), high(n), convShape = {in.getDimSize(0), k};
+      for (int64_t i = 0; i < n; ++i) {
+        const auto &taps = tapsOf[i][rho[i]];
+        reached &= !taps.empty();
+        int64_t j = static_cast<int64_t>(taps.size());
+        fShape.push_back(j);
+        low[i] = j - 1;
+        high[i] = std::max<int64_t>(0, mStart[i] + mCount[i] - inDims[i]);
+        convShape.push_back(inDims[i] + high[i]);
+      }
+      Value part;
+      if (!reached) {
+        part = splatOf(b, loc, partType, 0.0);
+      } else {
+        auto fType = filter.clone(fShape);
+        // w'[o, cc, j...] = w[g·cg + cc, o mod kg, taps(j)...], g = o / kg.
+        auto source = [&](ArrayRef<int64_t> at) -> int64_t {
+          int64_t g = at[0] / kg, src = (g * cg + at[1]) * fStrides[0] + (at[0] % kg) * fStrides[1];
+          for (int64_t i = 0; i < n; ++i) {
+            int64_t t = tapsOf[i][rho[i]][static_cast<size_t>(at[2 + i])];
+            if (t < 0)
+              return -1;
+            src += t * fStrides[2 + i];
+          }
+          return src;
+        };
+        Value f = mappedConstant(b, loc, op.getFilter(), fType, source);
+        if (!f) {
+          int64_t total = filter.getNumElements();
+          if (!flatFilter) {
+            Value flat = ReshapeOp::create(b, loc, filter.clone({total}), op.getFilter());
+            Value zero = splatOf(b, loc, filter.clone({1}), 0.0);
+            flatFilter = ConcatOp::create(b, loc, filter.clone({total + 1}),
+                                          ValueRange{flat, zero}, static_cast<uint64_t>(0));
+          }
+          auto idxType = RankedTensorType::get(fShape, b.getI32Type());
+          SmallVector<int32_t> idx(static_cast<size_t>(idxType.getNumElements()));
+          SmallVector<int64_t> at(rank, 0);
+          for (int64_t e = 0, ne = idxType.getNumElements(); e < ne; ++e) {
+            for (int64_t d = rank - 1, r = e; d >= 0; --d) {
+              at[d] = r % fShape[d];
+              r /= fShape[d];
+            }
+            int64_t src = source(at);
+            idx[static_cast<size_t>(e)] = static_cast<int32_t>(src < 0 ? total : src);
+          }
+          Value table = ConstantOp::create(b, loc, idxType,
+                                           DenseElementsAttr::get(idxType, ArrayRef<int32_t>(idx)));
+          f = GatherOp::create(b, loc, fType, flatFilter, table, static_cast<uint64_t>(0));
+        }
+        SmallVector<int64_t> ones(n, 1);
+        auto conv = ConvOp::create(b, loc, outType.clone(convShape), op.getInput(), f,
+                                   b.getDenseI64ArrayAttr(ones), b.getDenseI64ArrayAttr(ones),
+                                   b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
+                                   b.getI64IntegerAttr(groups), nullptr);
+        SmallVector<int64_t> off(rank, 0), str(rank, 1);
+        for (int64_t i = 0; i < n; ++i)
+          off[2 + i] = mStart[i];
+        part = SliceOp::create(b, loc, partType, conv, off, str);
+      }
+      // [N, K, M1, 1, M2, 1, ...].
+      SmallVector<int64_t> spread = {in.getDimSize(0), k};
+      for (int64_t i = 0; i < n; ++i) {
+        spread.push_back(mCount[i]);
+        spread.push_back(1);
+      }
+      parts.push_back(ReshapeOp::create(b, loc, outType.clone(spread), part));
+    }
+    // Interleave: the last dim's residues first (consecutive parts), along
+    // the new dim after each spatial dim.
+    SmallVector<int64_t> shape = {in.getDimSize(0), k};
+    for (int64_t i = 0; i < n; ++i) {
+      shape.push_back(mCount[i]);
+      shape.push_back(1);
+    }
+    for (int64_t i = n - 1; i >= 0; --i) {
+      int64_t s = w.strides[i];
+      shape[3 + 2 * i] = s;
+      SmallVector<Value> joined;
+      for (size_t g = 0; g < parts.size(); g += static_cast<size_t>(s)) {
+        if (s == 1) {
+          joined.push_back(parts[g]);
+          continue;
+        }
+        SmallVector<Value> group(parts.begin() + g, parts.begin() + g + s);
+        joined.push_back(ConcatOp::create(b, loc, outType.clone(shape), group,
+                                          static_cast<uint64_t>(3 + 2 * i)));
+      }
+      parts = std::move(joined);
+    }
+    SmallVector<int64_t> full = {in.getDimSize(0), k}, off(rank, 0), str(rank, 1);
+    for (int64_t i = 0; i < n; ++i) {
+      full.push_back(mCount[i] * w.strides[i]);
+      off[2 + i] = w.padLow[i] % w.strides[i];
+    }
+    Value y = ReshapeOp::create(b, loc, outType.clone(full), parts.front());
+    b.replaceOpWithNewOp<SliceOp>(op, outType, y, off, str);
+    return success();
+  }
+};
 
 /// A forward convolution in 16-bit floats as implicit GEMM (implicitGemm
 /// below); in other types (or where the windows' rows pass 2^31) as a
@@ -2631,7 +2814,7 @@ LogicalResult fusec::lowerWindowOps(func::FuncOp func) {
   for (int round = 0; round < 2; ++round) {
     RewritePatternSet patterns(func.getContext());
     if (round == 0)
-      patterns.add<DecomposeConv>(func.getContext());
+      patterns.add<DecomposeConv, DecomposeTransposedConv>(func.getContext());
     else
       patterns.add<DecomposePool>(func.getContext());
     patterns.add<SinkChannelsFirst, ComposeTransposes, HoistGridSlice, SinkReshape>(
@@ -2639,5 +2822,10 @@ LogicalResult fusec::lowerWindowOps(func::FuncOp func) {
     if (failed(applyPatternsGreedily(func, std::move(patterns), config)))
       return failure();
   }
+  // One copy of what several lowerings built alike: a transposed
+  // convolution's phases each transpose (and pad) the same input.
+  IRRewriter rewriter(func.getContext());
+  DominanceInfo dominance(func);
+  eliminateCommonSubExpressions(rewriter, dominance, func);
   return success();
 }
