@@ -20,7 +20,7 @@ layer) and against eager PyTorch and torch.compile (end to end), one run.
 
 Writes $OUT/convnets.json and prints a table.
     python3 bench/convnets.py              # everything
-    CONV_ONLY=layers|models python3 bench/convnets.py
+    CONV_ONLY=layers|transposed|models python3 bench/convnets.py
     CONV_FUSEC_VARIANTS="FUSEC_EPILOGUE_PREFETCH=0;A=1,B=2" ...  # also each switch, same run
 """
 import json
@@ -53,6 +53,17 @@ LAYERS = [
     ("l3.1x1.256-1024", 256, 1024, 14, 1, 1),
     ("l4.3x3.512", 512, 512, 7, 3, 1),
     ("l4.1x1.512-2048", 512, 2048, 7, 1, 1),
+]
+
+
+# (name, C, K, H (input), kernel, stride) of transposed convolutions (a
+# U-Net decoder's or a GAN generator's 2x upsampling, pad kernel/2 - 1):
+# ONNX ConvTranspose, run by fusec as one forward convolution per output
+# phase (docs/Convolution.md).
+TRANSPOSED_LAYERS = [
+    ("up.convT4x4s2.256-128", 256, 128, 28, 4, 2),
+    ("up.convT4x4s2.128-64", 128, 64, 56, 4, 2),
+    ("up.convT2x2s2.512-256", 512, 256, 14, 2, 2),
 ]
 
 
@@ -116,6 +127,49 @@ def bench_layer(name, c, k, h, kernel, stride, work):
     for fmt in (torch.channels_last, torch.contiguous_format):
         xf, wf = x.to(memory_format=fmt), w.to(memory_format=fmt)
         t = time_ms(lambda: torch.nn.functional.conv2d(xf, wf, stride=stride, padding=pad))
+        row["cudnn_ms_" + ("nhwc" if fmt == torch.channels_last else "nchw")] = t
+        best = t if best is None else min(best, t)
+    row["cudnn_ms"] = best
+    row["cudnn_tflops"] = flops / best / 1e9
+    if "fusec_ms" in row:
+        row["fusec_vs_cudnn"] = best / row["fusec_ms"]
+    return row
+
+
+def bench_transposed(name, c, k, h, kernel, stride, work):
+    pad = kernel // 2 - 1 if kernel > stride else 0
+    o = (h - 1) * stride - 2 * pad + kernel
+    n = BATCH
+    flops = 2 * n * c * h * h * k * kernel * kernel
+    row = {"layer": name, "N": n, "C": c, "K": k, "H": h, "kernel": kernel, "stride": stride,
+           "out": o, "transposed": True, "gflop": flops / 1e9}
+    mlir = os.path.join(work, f"{name}.mlir")
+    with open(mlir, "w") as f:
+        f.write(f"""func.func @convt(%x: tensor<{n}x{c}x{h}x{h}xf16>, %w: tensor<{c}x{k}x{kernel}x{kernel}xf16>)
+    -> tensor<{n}x{k}x{o}x{o}xf16> {{
+  %y = fusec.conv %x, %w {{transposed, strides = array<i64: {stride}, {stride}>,
+                          pad_low = array<i64: {pad}, {pad}>, pad_high = array<i64: {pad}, {pad}>}}
+         : (tensor<{n}x{c}x{h}x{h}xf16>, tensor<{c}x{k}x{kernel}x{kernel}xf16>) -> tensor<{n}x{k}x{o}x{o}xf16>
+  return %y : tensor<{n}x{k}x{o}x{o}xf16>
+}}
+""")
+    try:
+        r = fusec_run([mlir])
+        ks = r["kernels"]
+        total = sum(x["median_ms"] for x in ks)
+        mm = sum(x["median_ms"] for x in ks if "matmul" in x.get("name", ""))
+        row.update(fusec_ms=total, fusec_matmul_ms=mm, fusec_kernels=[
+            {"name": x.get("name"), "strategy": x.get("strategy"), "ms": x["median_ms"]} for x in ks],
+            fusec_tflops=flops / total / 1e9, fusec_matmul_tflops=flops / mm / 1e9 if mm else None)
+    except Exception as e:  # noqa: BLE001
+        row["fusec_error"] = str(e)[-1500:]
+    x = torch.randn(n, c, h, h, device="cuda", dtype=torch.float16)
+    w = torch.randn(c, k, kernel, kernel, device="cuda", dtype=torch.float16)
+    best = None
+    for fmt in (torch.channels_last, torch.contiguous_format):
+        xf, wf = x.to(memory_format=fmt), w.to(memory_format=fmt)
+        t = time_ms(lambda: torch.nn.functional.conv_transpose2d(xf, wf, stride=stride,
+                                                                 padding=pad))
         row["cudnn_ms_" + ("nhwc" if fmt == torch.channels_last else "nchw")] = t
         best = t if best is None else min(best, t)
     row["cudnn_ms"] = best
@@ -261,9 +315,11 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     work = tempfile.mkdtemp()
     result = {"layers": [], "models": []}
-    if ONLY in ("", "layers"):
-        for spec in LAYERS:
-            row = bench_layer(*spec, work)
+    if ONLY in ("", "layers", "transposed"):
+        specs = [] if ONLY == "transposed" else [(bench_layer, spec) for spec in LAYERS]
+        specs += [(bench_transposed, spec) for spec in TRANSPOSED_LAYERS]
+        for fn, spec in specs:
+            row = fn(*spec, work)
             result["layers"].append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "fusec_kernels"}), flush=True)
             json.dump(result, open(os.path.join(OUT, "convnets.json"), "w"), indent=1)
@@ -279,10 +335,11 @@ def main():
             result["models"].append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "top_kernels"}), flush=True)
             json.dump(result, open(os.path.join(OUT, "convnets.json"), "w"), indent=1)
-    print("\nlayer              GFLOP  fusec ms (matmul)   cuDNN ms  fusec TF/s  cuDNN TF/s  vs cuDNN")
+    print("\nlayer (cuDNN: conv2d, or conv_transpose2d)")
+    print("layer              GFLOP  fusec ms (matmul)   cuDNN ms  fusec TF/s  cuDNN TF/s  vs cuDNN")
     for r in result["layers"]:
         if "fusec_ms" in r:
-            print(f"{r['layer']:18s} {r['gflop']:6.1f} {r['fusec_ms']:8.3f} ({r['fusec_matmul_ms']:6.3f})"
+            print(f"{r['layer']:22s} {r['gflop']:6.1f} {r['fusec_ms']:8.3f} ({r['fusec_matmul_ms']:6.3f})"
                   f" {r['cudnn_ms']:9.3f} {r['fusec_tflops']:10.1f} {r['cudnn_tflops']:11.1f}"
                   f" {r['fusec_vs_cudnn']:8.2f}x")
         else:

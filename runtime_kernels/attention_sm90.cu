@@ -191,7 +191,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   // The current tile's head, first row, key blocks, and this thread's first
   // row (and + 8); the K/V ring's stage count at the tile's start.
   int bh = 0, m0 = 0, nBlocks = 0, batchIndex = 0, rowBase = 0, g0 = 0;
-  long long outBase = 0; // O's offset of the tile's head (row 0)
   auto stageOf = [&](int it) { return (g0 + it) % C::kStages; };
   auto phaseOf = [&](int it) { return static_cast<uint32_t>(((g0 + it) / C::kStages) & 1); };
   const float sl2 = p.scaleLog2;
@@ -410,7 +409,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     m0 = ts.m0;
     nBlocks = ts.nBlocks;
     batchIndex = ts.b;
-    outBase = rowOffset(p.os, ts.b, ts.h, 0);
     rowBase = m0 + cw * 64 + warp * 16 + lane / 4;
   }
 #pragma unroll
@@ -540,7 +538,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // O / l, and the logsumexp.
   using T = typename Elem<F16>::T;
-  T *out = static_cast<T *>(p.o) + outBase;
+  // (The offset is computed here, not kept through the mainloop: a 64-bit
+  // value live across it cost D = 256 spills.)
+  T *out = static_cast<T *>(p.o) + rowOffset(p.os, batchIndex, bh - batchIndex * p.hq, 0);
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float l = quadSum(rowSum[i]);

@@ -31,7 +31,8 @@
 //   transpose kernel (elementwise ops beside it allowed; no gather,
 //   reduction or matmul), or a lone transpose of the last dim where the
 //   consumer then runs as transpose_tiled, whose
-//   result one elementwise kernel reads, and does not broadcast, is cloned
+//   result one elementwise kernel reads (directly or through free
+//   reshapes), and does not broadcast, is cloned
 //   into that kernel, which reads the movement's inputs at the element's
 //   mapped index: rotary embedding's rotate_half, concat(-x2, x1), is no
 //   longer a kernel of its own before x * cos + rotate_half(x) * sin.
@@ -360,16 +361,29 @@ bool concatOrSliceKernel(KernelOp k, bool &tiledOnly) {
 }
 
 /// Folds concat or slice kernel `m` into the load of the one kernel that
-/// reads its result, when that kernel is elementwise; true if it did.
+/// reads its result (directly or through free reshapes, each read once: a
+/// transposed convolution's phases interleaved by a concat, reshaped, then
+/// sliced), when that kernel is elementwise; true if it did.
 bool foldIntoConsumer(KernelOp m) {
   bool tiledOnly = false;
   if (!concatOrSliceKernel(m, tiledOnly) || !m.getResult(0).hasOneUse())
     return false;
-  auto k = dyn_cast<KernelOp>(*m.getResult(0).getUsers().begin());
+  SmallVector<ReshapeOp> chain;
+  Value read = m.getResult(0);
+  while (read.hasOneUse())
+    if (auto r = dyn_cast<ReshapeOp>(*read.getUsers().begin())) {
+      chain.push_back(r);
+      read = r.getResult();
+    } else {
+      break;
+    }
+  if (!read.hasOneUse())
+    return false;
+  auto k = dyn_cast<KernelOp>(*read.getUsers().begin());
   if (!k || hasReductionOrMatmul(k))
     return false;
   Block &body = k.getBody().front();
-  unsigned j = m.getResult(0).getUses().begin()->getOperandNumber();
+  unsigned j = read.getUses().begin()->getOperandNumber();
   // Read once per element: a broadcast of the moved value would recompute
   // the movement kernel's ops (an exp, say) for every element it spans.
   if (llvm::any_of(body.getArgument(j).getUsers(),
@@ -406,7 +420,10 @@ bool foldIntoConsumer(KernelOp m) {
           through.map(a, nb.getArgument(mArg[i]));
         for (Operation &op : moved.without_terminator())
           b.clone(op, through);
-        map.map(body.getArgument(j), through.lookup(moved.getTerminator()->getOperand(0)));
+        Value v = through.lookup(moved.getTerminator()->getOperand(0));
+        for (ReshapeOp r : chain)
+          v = ReshapeOp::create(b, r.getLoc(), r.getType(), v).getResult();
+        map.map(body.getArgument(j), v);
       },
       [](OpBuilder &, IRMapping &) { return SmallVector<Value>(); }, keep, {},
       /*matmulEpilogue=*/false);
@@ -421,6 +438,8 @@ bool foldIntoConsumer(KernelOp m) {
   for (auto [from, to] : llvm::zip(k.getResults(), folded.getResults()))
     from.replaceAllUsesWith(to);
   k.erase();
+  for (ReshapeOp r : llvm::reverse(chain))
+    r.erase();
   m.erase();
   return true;
 }
