@@ -386,8 +386,9 @@ absl::StatusOr<std::vector<int64_t>> Importer::knownInts(size_t i) {
   if (!v.ok())
     return v.status();
   if (!v->known)
-    return unsupported(absl::StrCat(
-        "input #", i, " must be known at import (a constant or a shape computation)"));
+    return unsupported(absl::StrCat("input #", i, " ('", node->inputs[i],
+                                    "') must be known at import (a constant or a shape "
+                                    "computation)"));
   std::vector<int64_t> out;
   for (int64_t k = 0; k < v->known->numElements(); ++k)
     out.push_back(v->known->getInt(k));

@@ -532,8 +532,9 @@ absl::Status importRange(Importer &I) {
   for (size_t i = 0; i < 3; ++i) {
     TRY(v, I.input(i));
     if (!v.known || v.elements() != 1)
-      return I.unsupported(absl::StrCat(
-          "input #", i, " must be known at import (a constant or a shape computation)"));
+      return I.unsupported(absl::StrCat("input #", i, " ('", I.node->inputs[i],
+                                        "') must be known at import (a constant or a shape "
+                                        "computation)"));
     in.push_back(v);
   }
   DType d = in[0].dtype;
@@ -686,6 +687,123 @@ absl::Status importTranspose(Importer &I) {
     seen[p] = true;
   }
   return I.define(0, I.transpose(x, perm));
+}
+
+/// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape.
+/// DepthToSpace's DCR (default) takes the channels as [b, b, C/b^2], CRD as
+/// [C/b^2, b, b]; SpaceToDepth moves each b x b block into the channels as
+/// [b, b, C].
+absl::Status importDepthSpace(Importer &I) {
+  TRY(x, I.input(0));
+  bool toSpace = I.node->opType == "DepthToSpace";
+  int64_t b = I.attrInt("blocksize", 0);
+  if (x.shape.size() != 4)
+    return I.invalid(absl::StrCat("input is ", I.ty(x), ", expected rank 4 (N, C, H, W)"));
+  if (b < 1 || b > (int64_t(1) << 15))
+    return I.invalid(absl::StrCat("blocksize ", b, " out of range"));
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], w = x.shape[3];
+  if (toSpace) {
+    if (c % (b * b))
+      return I.invalid(absl::StrCat("the ", c, " channels are not a multiple of blocksize^2 (",
+                                    b * b, ")"));
+    std::string mode = I.attrString("mode").value_or("DCR");
+    if (mode != "DCR" && mode != "CRD")
+      return I.invalid(absl::StrCat("mode '", mode, "' is not DCR or CRD"));
+    int64_t cb = c / (b * b);
+    bool dcr = mode == "DCR";
+    Val r = I.reshape(x, dcr ? std::vector<int64_t>{n, b, b, cb, h, w}
+                             : std::vector<int64_t>{n, cb, b, b, h, w});
+    Val t = I.transpose(r, dcr ? std::vector<int64_t>{0, 3, 4, 1, 5, 2}
+                               : std::vector<int64_t>{0, 1, 4, 2, 5, 3});
+    return I.define(0, I.reshape(t, {n, cb, h * b, w * b}));
+  }
+  if (h % b || w % b)
+    return I.invalid(absl::StrCat("the spatial dims ", h, " x ", w,
+                                  " are not multiples of blocksize ", b));
+  Val r = I.reshape(x, {n, c, h / b, b, w / b, b});
+  Val t = I.transpose(r, {0, 3, 5, 1, 2, 4});
+  return I.define(0, I.reshape(t, {n, c * b * b, h / b, w / b}));
+}
+
+/// EyeLike: ones on the k-th diagonal of a 2-D tensor of the input's shape
+/// (of `dtype`, else the input's type), zeros elsewhere.
+absl::Status importEyeLike(Importer &I) {
+  TRY(x, I.input(0));
+  if (x.shape.size() != 2)
+    return I.invalid(absl::StrCat("input is ", I.ty(x), ", expected rank 2"));
+  DType d = x.dtype;
+  if (I.attrInt("dtype", 0) != 0) {
+    TRY(t, dtypeFor(static_cast<int32_t>(I.attrInt("dtype", 0))));
+    d = t;
+  }
+  int64_t k = I.attrInt("k", 0), rows = x.shape[0], cols = x.shape[1];
+  Val mask;
+  if (rows * cols <= Importer::smallMapElements(/*indexMap=*/false)) {
+    TRY(known, I.knownMask({rows, cols}, [&](const std::vector<int64_t> &at) {
+      return at[1] - at[0] == k;
+    }));
+    mask = known;
+  } else {
+    TRY(row, I.axisIota({rows, cols}, 0));
+    TRY(col, I.axisIota({rows, cols}, 1));
+    TRY(diff, I.binary("sub", col, row));
+    mask = I.compare("eq", diff, I.broadcastTo(I.intConstant(DType::I64, k), {rows, cols}));
+  }
+  return I.define(0, I.cast(mask, d));
+}
+
+/// OneHot: along a new dim `axis` of `depth` (a known scalar), values[1]
+/// where the coordinate equals the index (a negative index counts from the
+/// end), values[0] elsewhere (an index out of range: values[0] everywhere).
+absl::Status importOneHot(Importer &I) {
+  TRY(idx, I.input(0));
+  TRY(depthVals, I.knownInts(1));
+  TRY(values, I.input(2));
+  if (depthVals.size() != 1 || depthVals[0] < 1 || depthVals[0] > (int64_t(1) << 31))
+    return I.invalid("depth must be one positive value below 2^31");
+  if (values.elements() != 2 || values.shape.size() != 1)
+    return I.invalid(absl::StrCat("values is ", I.ty(values), ", expected [off, on]"));
+  int64_t depth = depthVals[0];
+  int64_t rank = static_cast<int64_t>(idx.shape.size()) + 1;
+  TRY(ax, I.axis(I.attrInt("axis", -1), rank));
+  std::vector<int64_t> shape = idx.shape;
+  shape.insert(shape.begin() + ax, depth);
+  if (auto n = I.checkedElements(shape); !n.ok())
+    return n.status();
+  // The index as an integer (a float index truncates), from the end where
+  // negative.
+  Val i64 = I.cast(idx, DType::I64);
+  Val zero = I.broadcastTo(I.intConstant(DType::I64, 0), i64.shape);
+  TRY(wrapped, I.binary("add", i64, I.broadcastTo(I.intConstant(DType::I64, depth), i64.shape)));
+  TRY(norm, I.select(I.compare("lt", i64, zero), wrapped, i64));
+  std::vector<int64_t> kept = idx.shape;
+  kept.insert(kept.begin() + ax, 1);
+  Val at = I.broadcastTo(I.reshape(norm, kept), shape);
+  TRY(iota, I.axisIota(shape, ax));
+  Val hit = I.compare("eq", at, iota);
+  Val off = I.reshape(I.slice(values, {0}, {1}, {1}), {});
+  Val on = I.reshape(I.slice(values, {1}, {1}, {1}), {});
+  TRY(y, I.select(hit, I.broadcastTo(on, shape), I.broadcastTo(off, shape)));
+  return I.define(0, y);
+}
+
+/// Hardmax: 1 at the first maximum along `axis`, 0 elsewhere.
+absl::Status importHardmax(Importer &I) {
+  TRY(x, I.input(0));
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (rank == 0)
+    return I.invalid("Hardmax of a scalar");
+  TRY(ax, I.axis(I.attrInt("axis", -1), rank));
+  if (x.shape[ax] == 0)
+    return I.define(0, x);
+  TRY(m, I.reduce("max", x, {ax}, true));
+  TRY(at, I.compareBroadcast("eq", x, m));
+  TRY(iota, I.axisIota(x.shape, ax));
+  Val none = I.broadcastTo(I.intConstant(DType::I64, x.shape[ax]), x.shape);
+  TRY(pos, I.select(at, iota, none));
+  TRY(first, I.reduce("min", pos, {ax}, true));
+  TRY(hit, I.compareBroadcast("eq", iota, first));
+  return I.define(0, I.cast(hit, x.dtype));
 }
 
 absl::Status importConcat(Importer &I) {
@@ -1383,6 +1501,111 @@ absl::Status importSoftmax(Importer &I) {
   return I.define(0, I.reshape(r, x.shape));
 }
 
+/// NegativeLogLikelihoodLoss of `x` [N, C, d...] (log-probabilities) and
+/// integer `target` [N, d...]: -x[n, target, d...] (0 where target is
+/// ignore_index), times weight[target] when a weight [C] is given (clamped
+/// into [0, C), as ONNX's reference takes it), then reduction "none",
+/// "sum" or "mean" (the sum over the weights of the targets not ignored,
+/// or the count of those, when there is a weight or an ignore_index; else
+/// the mean). The element of x is picked by a sum over C of a select
+/// (exact: one term is not zero), so no index is ever out of range.
+absl::StatusOr<Val> nllLoss(Importer &I, Val x, Val target, std::optional<Val> weight) {
+  if (!isFloat(x.dtype))
+    return I.invalid(absl::StrCat("input is ", I.ty(x), ", expected floats"));
+  if (x.shape.size() < 2)
+    return I.invalid(absl::StrCat("input is ", I.ty(x), ", expected [N, C, d...]"));
+  std::vector<int64_t> tshape = x.shape;
+  tshape.erase(tshape.begin() + 1);
+  if (!isInteger(target.dtype) || target.shape != tshape)
+    return I.invalid(absl::StrCat("target is ", I.ty(target), ", expected integers of shape [",
+                                  absl::StrJoin(tshape, ", "), "]"));
+  int64_t c = x.shape[1];
+  std::string reduction = I.attrString("reduction").value_or("mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    return I.invalid(absl::StrCat("reduction '", reduction, "' is not none, sum or mean"));
+  const onnx::Attribute *ii = I.node->attr("ignore_index");
+  bool ignore = ii && (ii->has & onnx::Attribute::kI);
+  Val t = I.cast(target, DType::I64);
+  std::vector<int64_t> unsq = tshape;
+  unsq.insert(unsq.begin() + 1, 1);
+  TRY(iota, I.axisIota(x.shape, 1));
+  Val hit = I.compare("eq", iota, I.broadcastTo(I.reshape(t, unsq), x.shape));
+  TRY(sel, I.select(hit, x, I.broadcastTo(I.constant(x.dtype, 0), x.shape)));
+  TRY(picked, I.reduce("sum", sel, {1}, false));
+  TRY(loss, I.binary("sub", I.broadcastTo(I.constant(x.dtype, 0), tshape), picked));
+  std::optional<Val> valid;
+  if (ignore) {
+    valid = I.compare("ne", t, I.broadcastTo(I.intConstant(DType::I64, ii->i), tshape));
+    TRY(kept, I.select(*valid, loss, I.broadcastTo(I.constant(x.dtype, 0), tshape)));
+    loss = kept;
+  }
+  std::optional<Val> w;
+  if (weight) {
+    if (weight->shape.size() != 1 || weight->shape[0] != c || !isFloat(weight->dtype))
+      return I.invalid(absl::StrCat("weight is ", I.ty(*weight), ", expected ", c, " floats"));
+    TRY(lo, I.binary("max", t, I.broadcastTo(I.intConstant(DType::I64, 0), tshape)));
+    TRY(clamped, I.binary("min", lo, I.broadcastTo(I.intConstant(DType::I64, c - 1), tshape)));
+    Val wt = I.cast(I.gatherFlat(*weight, clamped), x.dtype);
+    if (valid) {
+      TRY(kept, I.select(*valid, wt, I.broadcastTo(I.constant(x.dtype, 0), tshape)));
+      wt = kept;
+    }
+    TRY(weighted, I.binary("mul", loss, wt));
+    loss = weighted;
+    w = wt;
+  } else if (valid) {
+    w = I.cast(*valid, x.dtype);
+  }
+  if (reduction == "none")
+    return loss;
+  std::vector<int64_t> all;
+  for (size_t d = 0; d < tshape.size(); ++d)
+    all.push_back(static_cast<int64_t>(d));
+  TRY(sum, I.reduce("sum", loss, all, false));
+  if (reduction == "sum")
+    return sum;
+  if (!w)
+    return I.reduce("mean", loss, all, false);
+  TRY(total, I.reduce("sum", *w, all, false));
+  return I.binary("div", sum, total);
+}
+
+absl::Status importNegativeLogLikelihoodLoss(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(target, I.input(1));
+  std::optional<Val> weight;
+  if (I.hasInput(2)) {
+    TRY(wv, I.input(2));
+    weight = wv;
+  }
+  TRY(loss, nllLoss(I, x, target, weight));
+  return I.define(0, loss);
+}
+
+/// SoftmaxCrossEntropyLoss: log_softmax over the classes (dim 1), then
+/// NegativeLogLikelihoodLoss's; the second output is the log-probabilities.
+absl::Status importSoftmaxCrossEntropyLoss(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(target, I.input(1));
+  if (!isFloat(x.dtype) || x.shape.size() < 2)
+    return I.invalid(absl::StrCat("scores are ", I.ty(x), ", expected floats [N, C, d...]"));
+  TRY(m, I.reduce("max", x, {1}, true));
+  TRY(d, I.binary("sub", x, m));
+  TRY(s, I.reduce("sum", I.unary("exp", d), {1}, true));
+  TRY(logp, I.binary("sub", d, I.unary("log", s)));
+  std::optional<Val> weight;
+  if (I.hasInput(2)) {
+    TRY(wv, I.input(2));
+    weight = wv;
+  }
+  TRY(loss, nllLoss(I, logp, target, weight));
+  if (auto st = I.define(0, loss); !st.ok())
+    return st;
+  if (I.hasOutput(1))
+    return I.define(1, logp);
+  return absl::OkStatus();
+}
+
 absl::Status importLayerNormalization(Importer &I) {
   bool stats = false;
   for (size_t i = 1; i < I.numOutputs(); ++i)
@@ -1998,6 +2221,10 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"Unsqueeze", importReshapeFamily},
       {"Expand", importExpand},
       {"Transpose", importTranspose},
+      {"DepthToSpace", importDepthSpace},
+      {"SpaceToDepth", importDepthSpace},
+      {"EyeLike", importEyeLike},
+      {"OneHot", importOneHot},
       {"Concat", importConcat},
       {"Split", importSplit},
       {"Slice", importSlice},
@@ -2021,6 +2248,7 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"ReduceLogSumExp", importReduce},
       {"ArgMax", importArgMaxMin},
       {"ArgMin", importArgMaxMin},
+      {"Hardmax", importHardmax},
       {"CumSum", importCumSum},
       {"TopK", importTopK},
       {"GlobalAveragePool", importGlobalPool},
@@ -2028,6 +2256,8 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"MeanVarianceNormalization", importMeanVarianceNormalization},
       {"Softmax", importSoftmax},
       {"LogSoftmax", importSoftmax},
+      {"NegativeLogLikelihoodLoss", importNegativeLogLikelihoodLoss},
+      {"SoftmaxCrossEntropyLoss", importSoftmaxCrossEntropyLoss},
       {"LayerNormalization", importLayerNormalization},
       {"Trilu", importTrilu},
       // Contractions.

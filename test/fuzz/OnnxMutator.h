@@ -250,21 +250,21 @@ inline const std::vector<std::string> &knownOps() {
   static const std::vector<std::string> ops = {
       "Abs", "Add", "And", "ArgMax", "ArgMin", "AveragePool", "BatchNormalization", "Cast",
       "CastLike", "Ceil", "Celu", "Clip", "Concat", "Constant", "ConstantOfShape", "Conv",
-      "ConvInteger", "ConvTranspose", "Cos", "CumSum", "DequantizeLinear", "Div", "Dropout",
-      "DynamicQuantizeLinear",
-      "Einsum", "Elu", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather",
-      "GatherElements", "GatherND", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Greater",
-      "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization",
-      "IsInf", "IsNaN", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log",
-      "LogSoftmax", "MatMul", "MatMulInteger", "Max", "MaxPool", "Mean", "MeanVarianceNormalization", "Min",
-      "Mish", "Mod", "Mul", "Neg", "Not", "Or", "PRelu", "Pad", "Pow", "QLinearConv",
-      "QLinearMatMul", "QuantizeLinear",
-      "Range", "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-      "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape",
-      "Resize", "Round", "ScatterElements", "ScatterND", "Selu", "Shape", "Sigmoid", "Sign",
-      "Sin", "Size", "Slice", "Softmax", "Softplus", "Softsign", "Split", "Sqrt", "Squeeze",
-      "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose", "Trilu",
-      "Unsqueeze", "Upsample", "Where", "Xor"};
+      "ConvInteger", "ConvTranspose", "Cos", "CumSum", "DepthToSpace", "DequantizeLinear",
+      "Div", "Dropout", "DynamicQuantizeLinear", "Einsum", "Elu", "Equal", "Erf", "Exp",
+      "Expand", "EyeLike", "Flatten", "Floor", "Gather", "GatherElements", "GatherND", "Gemm",
+      "GlobalAveragePool", "GlobalMaxPool", "Greater", "GreaterOrEqual", "HardSigmoid",
+      "HardSwish", "Hardmax", "Identity", "InstanceNormalization", "IsInf", "IsNaN",
+      "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul",
+      "MatMulInteger", "Max", "MaxPool", "Mean", "MeanVarianceNormalization", "Min", "Mish",
+      "Mod", "Mul", "Neg", "NegativeLogLikelihoodLoss", "Not", "OneHot", "Or", "PRelu", "Pad",
+      "Pow", "QLinearConv", "QLinearMatMul", "QuantizeLinear", "Range", "Reciprocal",
+      "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceSum",
+      "ReduceSumSquare", "Relu", "Reshape", "Resize", "Round", "ScatterElements", "ScatterND",
+      "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Size", "Slice", "Softmax",
+      "SoftmaxCrossEntropyLoss", "Softplus", "Softsign", "SpaceToDepth", "Split", "Sqrt",
+      "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose",
+      "Trilu", "Unsqueeze", "Upsample", "Where", "Xor"};
   return ops;
 }
 
