@@ -1202,6 +1202,9 @@ struct DecomposeTransposedConv : OpRewritePattern<ConvOp> {
     if (!in.hasStaticShape() || !outType.hasStaticShape() || in.getNumElements() == 0 ||
         outType.getNumElements() == 0 || filter.getNumElements() == 0)
       return b.notifyMatchFailure(op, "a dynamic or empty transposed convolution");
+    // A filter that is not a constant is gathered through i32 indices.
+    if (filter.getNumElements() >= (int64_t(1) << 31) - 1)
+      return b.notifyMatchFailure(op, "a filter of 2^31 elements or more");
     Window w = windowOf(op);
     if (windowTapCount(w) > kMaxWindowTaps)
       return b.notifyMatchFailure(op, "a window of more than 2^14 taps");
