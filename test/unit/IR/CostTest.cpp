@@ -196,4 +196,32 @@ TEST_F(CostTest, GroupedQueryAttention) {
   EXPECT_EQ(a.bytesRead, (2 * 8 + 2 * 2 * 2) * 100 * 64 * 2);
 }
 
+TEST_F(CostTest, AttentionLayoutsReadThroughTheirPermutations) {
+  // Q and O as [B, S, H, D], K as [S, B, H, D], V contiguous: the same
+  // problem (and cost) as all four contiguous; the strides the intrinsic
+  // is given are each operand's, in [B, H, S, D] order.
+  auto module = parse(R"mlir(
+    func.func @f(%q: tensor<2x100x8x64xbf16>, %k: tensor<100x2x2x64xbf16>, %v: tensor<2x2x100x64xbf16>) -> tensor<2x100x8x64xbf16> {
+      %0 = fusec.attention %q, %k, %v {scale = 0.125 : f64, query_perm = array<i64: 0, 2, 1, 3>, key_perm = array<i64: 1, 2, 0, 3>, result_perm = array<i64: 0, 2, 1, 3>} : (tensor<2x100x8x64xbf16>, tensor<100x2x2x64xbf16>, tensor<2x2x100x64xbf16>) -> tensor<2x100x8x64xbf16>
+      return %0 : tensor<2x100x8x64xbf16>
+    })mlir");
+  ASSERT_TRUE(module);
+  ASSERT_TRUE(succeeded(verify(*module)));
+  AttentionOp op;
+  module->walk([&](AttentionOp a) { op = a; });
+  OpCost a = costOf<AttentionOp>(*module);
+  EXPECT_EQ(a.flops, 4LL * 2 * 8 * 100 * 100 * 64);
+  EXPECT_EQ(a.bytesRead, (2 * 8 + 2 * 2 * 2) * 100 * 64 * 2);
+  using V = llvm::SmallVector<int64_t, 4>;
+  EXPECT_EQ(op.logicalShape(0), (V{2, 8, 100, 64}));
+  EXPECT_EQ(op.logicalShape(1), (V{2, 2, 100, 64}));
+  EXPECT_EQ(op.logicalShape(3), (V{2, 8, 100, 64}));
+  // Q [B, S, H, D]: batch S·H·D, head D, seq H·D.
+  EXPECT_EQ(op.logicalStrides(0), (V{100 * 8 * 64, 64, 8 * 64, 1}));
+  // K [S, B, H, D]: batch H·D, head D, seq B·H·D.
+  EXPECT_EQ(op.logicalStrides(1), (V{2 * 64, 64, 2 * 2 * 64, 1}));
+  EXPECT_EQ(op.logicalStrides(2), (V{2 * 100 * 64, 100 * 64, 64, 1}));
+  EXPECT_EQ(op.logicalStrides(3), (V{100 * 8 * 64, 64, 8 * 64, 1}));
+}
+
 } // namespace

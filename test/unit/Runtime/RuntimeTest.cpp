@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 
 #include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -36,6 +37,35 @@ TEST(RuntimeNoGpu, StatusesNotCrashes) {
   EXPECT_FALSE(Stream::create().ok());
   EXPECT_FALSE(Module::loadPtx(kVectorAddPtx).ok());
   EXPECT_FALSE(deviceInfo().ok());
+}
+
+TEST(RuntimeNoGpu, AttentionStridesAreChecked) {
+  fusec::rt::AttentionArgs a;
+  a.batch = 2;
+  a.heads = 8;
+  a.kvHeads = 2;
+  a.sq = a.skv = 100;
+  a.headDim = 64;
+  a.scale = 0.125f;
+  EXPECT_TRUE(fusec::rt::validateAttention(a).ok());
+  // Q as [B, S, H, D]: positive multiples of 8 elements.
+  a.strides[0] = 100 * 8 * 64;
+  a.strides[1] = 64;
+  a.strides[2] = 8 * 64;
+  EXPECT_TRUE(fusec::rt::validateAttention(a).ok());
+  // K's sequence stride of 4 elements (not 16 bytes): refused, naming K.
+  a.strides[3] = 2 * 100 * 64;
+  a.strides[4] = 100 * 64;
+  a.strides[5] = 4;
+  auto st = fusec::rt::validateAttention(a);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(std::string(st.message()).find("strides of K"), std::string::npos) << st.message();
+  a.strides[5] = 64;
+  // A negative stride.
+  a.strides[9] = -64;
+  a.strides[10] = 64;
+  a.strides[11] = 512;
+  EXPECT_FALSE(fusec::rt::validateAttention(a).ok());
 }
 
 TEST(CompilePtx, ToCubinWithoutAGpu) {
