@@ -88,6 +88,85 @@ absl::Status importTan(Importer &I) {
   return I.define(0, r);
 }
 
+/// atan of every element of float `x`: |x| past 1 through pi/2 - atan(1/|x|)
+/// (infinities give pi/2), then one half-angle step, atan(r) = 2 atan(r /
+/// (1 + sqrt(1 + r^2))), which leaves |u| <= tan(pi/8), where the odd
+/// series to u^17 is within 3e-9; the sign restored last.
+absl::StatusOr<Val> atanOf(Importer &I, Val x) {
+  auto c = [&](double v) { return I.broadcastTo(I.constant(x.dtype, v), x.shape); };
+  Val a = I.unary("abs", x);
+  Val big = I.compare("gt", a, c(1.0));
+  TRY(inv, I.binary("div", c(1.0), a));
+  TRY(r, I.select(big, inv, a));
+  TRY(r2, I.binary("mul", r, r));
+  TRY(r2p1, I.binary("add", r2, c(1.0)));
+  TRY(den, I.binary("add", I.unary("sqrt", r2p1), c(1.0)));
+  TRY(u, I.binary("div", r, den));
+  TRY(u2, I.binary("mul", u, u));
+  // Horner in u^2: u (1 - u^2/3 + u^4/5 - ... + u^16/17).
+  Val p = c(1.0 / 17.0);
+  for (int k = 15; k >= 1; k -= 2) {
+    TRY(m, I.binary("mul", p, u2));
+    TRY(next, I.binary("add", m, c((k % 4 == 1 ? 1.0 : -1.0) / k)));
+    p = next;
+  }
+  TRY(series, I.binary("mul", p, u));
+  TRY(twice, I.binary("mul", series, c(2.0)));
+  TRY(comp, I.binary("sub", c(1.5707963267948966), twice));
+  TRY(mag, I.select(big, comp, twice));
+  return I.binary("mul", mag, I.unary("sign", x));
+}
+
+/// The inverse and hyperbolic trigonometric functions, written with exp,
+/// log, sqrt and atanOf: sinh (e^x - e^-x) / 2, cosh (e^x + e^-x) / 2,
+/// asinh sign(x) log(|x| + sqrt(x^2 + 1)), acosh log(x + sqrt(x^2 - 1)),
+/// atanh log((1 + x) / (1 - x)) / 2, atan, asin atan(x / sqrt(1 - x^2)),
+/// acos pi/2 - asin.
+absl::Status importTrig(Importer &I) {
+  TRY(x, I.input(0));
+  if (!isFloat(x.dtype))
+    return I.invalid(absl::StrCat("x is ", I.ty(x), ", expected floats"));
+  const std::string &op = I.node->opType;
+  auto c = [&](double v) { return I.broadcastTo(I.constant(x.dtype, v), x.shape); };
+  if (op == "Sinh" || op == "Cosh") {
+    Val e = I.unary("exp", x), en = I.unary("exp", I.unary("neg", x));
+    TRY(t, I.binary(op == "Sinh" ? "sub" : "add", e, en));
+    TRY(r, I.binary("mul", t, c(0.5)));
+    return I.define(0, r);
+  }
+  if (op == "Asinh" || op == "Acosh") {
+    Val a = op == "Asinh" ? I.unary("abs", x) : x;
+    TRY(x2, I.binary("mul", x, x));
+    TRY(in, I.binary(op == "Asinh" ? "add" : "sub", x2, c(1.0)));
+    TRY(sum, I.binary("add", a, I.unary("sqrt", in)));
+    Val l = I.unary("log", sum);
+    if (op == "Acosh")
+      return I.define(0, l);
+    TRY(r, I.binary("mul", l, I.unary("sign", x)));
+    return I.define(0, r);
+  }
+  if (op == "Atanh") {
+    TRY(num, I.binary("add", c(1.0), x));
+    TRY(den, I.binary("sub", c(1.0), x));
+    TRY(q, I.binary("div", num, den));
+    TRY(r, I.binary("mul", I.unary("log", q), c(0.5)));
+    return I.define(0, r);
+  }
+  if (op == "Atan") {
+    TRY(r, atanOf(I, x));
+    return I.define(0, r);
+  }
+  // Asin, Acos.
+  TRY(x2, I.binary("mul", x, x));
+  TRY(in, I.binary("sub", c(1.0), x2));
+  TRY(q, I.binary("div", x, I.unary("sqrt", in)));
+  TRY(asin, atanOf(I, q));
+  if (op == "Asin")
+    return I.define(0, asin);
+  TRY(r, I.binary("sub", c(1.5707963267948966), asin));
+  return I.define(0, r);
+}
+
 absl::Status importXor(Importer &I) {
   TRY(a, I.input(0));
   TRY(b, I.input(1));
@@ -1276,8 +1355,62 @@ absl::Status importReduce(Importer &I) {
       axes.push_back(static_cast<int64_t>(d));
   }
   bool floatOnly = op != "ReduceSum" && op != "ReduceMax" && op != "ReduceMin";
+  if (op == "ReduceProd" && !isFloat(x.dtype) && x.known) {
+    // An integer product known at import (a shape computation): exact, on
+    // the host, wrapping as two's complement.
+    std::vector<bool> reduced(x.shape.size(), false);
+    for (int64_t a : axes) {
+      TRY(ax, I.axis(a, x.shape.size()));
+      reduced[static_cast<size_t>(ax)] = true;
+    }
+    std::vector<int64_t> shape, kept;
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      if (!reduced[d])
+        shape.push_back(x.shape[d]);
+      kept.push_back(reduced[d] ? 1 : x.shape[d]);
+    }
+    HostTensor out(x.dtype, keep ? kept : shape);
+    for (int64_t i = 0; i < out.numElements(); ++i)
+      out.ints[static_cast<size_t>(i)] = 1;
+    std::vector<int64_t> at(x.shape.size(), 0);
+    for (int64_t e = 0, n = x.elements(); e < n; ++e) {
+      for (int64_t d = static_cast<int64_t>(x.shape.size()) - 1, r = e; d >= 0; --d) {
+        at[static_cast<size_t>(d)] = r % x.shape[static_cast<size_t>(d)];
+        r /= x.shape[static_cast<size_t>(d)];
+      }
+      int64_t o = 0;
+      for (size_t d = 0; d < x.shape.size(); ++d)
+        o = o * kept[d] + (reduced[d] ? 0 : at[d]);
+      uint64_t p = static_cast<uint64_t>(out.ints[static_cast<size_t>(o)]) *
+                   static_cast<uint64_t>(x.known->ints[static_cast<size_t>(e)]);
+      out.ints[static_cast<size_t>(o)] = static_cast<int64_t>(p);
+    }
+    if (x.dtype == DType::I32)
+      for (int64_t &v : out.ints)
+        v = static_cast<int32_t>(static_cast<uint32_t>(v));
+    return I.define(0, knownVal(std::move(out)));
+  }
   if (!isFloat(x.dtype) && floatOnly)
-    return I.unsupported(absl::StrCat("an integer ", op, " is not supported"));
+    return I.unsupported(absl::StrCat("an integer ", op, " is not supported",
+                                      op == "ReduceProd" ? " unless known at import" : ""));
+  if (op == "ReduceProd") {
+    // sign x exp(sum(log |x|)), the sign (-1)^(the count of negatives): a
+    // zero gives exp(-inf) = 0; relative error about the f32 rounding of
+    // the sum of the logs.
+    Val zero = I.broadcastTo(I.constant(x.dtype, 0), x.shape);
+    TRY(logs, I.reduce("sum", I.unary("log", I.unary("abs", x)), axes, keep));
+    Val mag = I.unary("exp", logs);
+    Val negative = I.cast(I.compare("lt", x, zero), DType::F32);
+    TRY(count, I.reduce("sum", negative, axes, keep));
+    TRY(half, I.binary("mul", count, I.broadcastTo(I.constant(DType::F32, 0.5), count.shape)));
+    TRY(twice, I.binary("mul", I.unary("floor", half),
+                        I.broadcastTo(I.constant(DType::F32, 2), count.shape)));
+    TRY(odd, I.binary("sub", count, twice)); // 0 or 1
+    TRY(flip, I.binary("mul", odd, I.broadcastTo(I.constant(DType::F32, -2), count.shape)));
+    TRY(sign, I.binary("add", flip, I.broadcastTo(I.constant(DType::F32, 1), count.shape)));
+    TRY(r, I.binary("mul", mag, I.cast(sign, x.dtype)));
+    return I.define(0, r);
+  }
   Val in = x;
   if (op == "ReduceSumSquare" || op == "ReduceL2") {
     TRY(sq, I.binary("mul", x, x));
@@ -2163,6 +2296,14 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"Sin", unaryOp<kSin>},
       {"Cos", unaryOp<kCos>},
       {"Tan", importTan},
+      {"Sinh", importTrig},
+      {"Cosh", importTrig},
+      {"Asinh", importTrig},
+      {"Acosh", importTrig},
+      {"Atanh", importTrig},
+      {"Atan", importTrig},
+      {"Asin", importTrig},
+      {"Acos", importTrig},
       {"Erf", unaryOp<kErf>},
       {"Sigmoid", unaryOp<kSigmoid>},
       {"Sign", unaryOp<kSign>},
@@ -2241,6 +2382,7 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"ReduceMean", importReduce},
       {"ReduceMax", importReduce},
       {"ReduceMin", importReduce},
+      {"ReduceProd", importReduce},
       {"ReduceSumSquare", importReduce},
       {"ReduceL1", importReduce},
       {"ReduceL2", importReduce},

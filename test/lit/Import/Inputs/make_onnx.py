@@ -3,7 +3,7 @@ a protobuf writer of its own (no onnx package needed):
 
   add_relu.onnx      y = Relu(x + b), b an initializer (opset 13)
   external.onnx      y = x * w, w stored in external.onnx.data
-  unsupported.onnx   a node of op type Acosh named 'my_acosh' (opset 13)
+  unsupported.onnx   a node of op type Unique named 'my_unique' (opset 13)
   shapes.onnx        y = Reshape(x, Concat(Shape(x)[0:1], [-1])): folded
   truncated.onnx     add_relu.onnx cut in the middle
   garbage.onnx       bytes that are not a protobuf
@@ -19,6 +19,7 @@ a protobuf writer of its own (no onnx package needed):
                      of ConvInteger, with the expected int32 outputs computed
                      here in Python integers
   convinteger_grouped.onnx  a grouped ConvInteger whose sums could pass 2^24
+  reduce_prod_int.onnx  ReduceProd of a known int64 tensor (folded exactly)
   matmulinteger_deep/, qlinearmatmul_deep/  backend test folders of
                      MatMulInteger (sums past 2^24) and QLinearMatMul over
                      K = 600, the expected outputs computed here
@@ -116,7 +117,7 @@ def main():
                              [tensor("w", FLOAT, [2, 2], external="external.onnx.data")],
                              [("x", FLOAT, [2, 2])], [("y", FLOAT, [2, 2])]))
     w("external.onnx.data", struct.pack("<4f", 2.0, 3.0, 4.0, 5.0))
-    w("unsupported.onnx", model([node("Acosh", ["x"], ["y"], "my_acosh")], [],
+    w("unsupported.onnx", model([node("Unique", ["x"], ["y"], "my_unique")], [],
                                 [("x", FLOAT, [2])], [("y", FLOAT, [2])]))
     w("shapes.onnx", model([node("Shape", ["x"], ["s"], "shape0"),
                             node("Slice", ["s", "zero", "one"], ["s0"], "slice0"),
@@ -167,6 +168,12 @@ def main():
                                 [("x", FLOAT, [8, 3, 512, 512])], [("y", FLOAT, [8, 3, 518, 518])]))
     conv_integer_tests(out)
     matmul_integer_tests(out)
+    # ReduceProd of a known int64 tensor (a shape computation): exact at
+    # import, 3 x 5 x 7 x 2^40 (past f64's exact integers once more
+    # factors join, so no exp-log path).
+    w("reduce_prod_int.onnx", model(
+        [node("ReduceProd", ["c"], ["y"], "prod", attr_int("keepdims", 0))],
+        [tensor("c", INT64, [4], [3, 5, 7, 1 << 40])], [], [("y", INT64, [])], opset=13))
     crop_resize_tests(out)
 
 
