@@ -111,6 +111,16 @@ def bench_layer(name, c, k, h, kernel, stride, work):
   return %y : tensor<{n}x{k}x{o}x{o}xf16>
 }}
 """)
+    x = torch.randn(n, c, h, h, device="cuda", dtype=torch.float16)
+    w = torch.randn(k, c, kernel, kernel, device="cuda", dtype=torch.float16)
+    return time_both(row, mlir, flops, x, w,
+                     lambda xf, wf: torch.nn.functional.conv2d(xf, wf, stride=stride, padding=pad))
+
+
+def time_both(row, mlir, flops, x, w, torch_fn):
+    """fusec's kernels for the graph `mlir` (every one timed; the matmuls
+    apart) and torch_fn(x, w) (cuDNN) channels-last and NCHW, the faster
+    counted, into `row`."""
     try:
         r = fusec_run([mlir])
         ks = r["kernels"]
@@ -121,12 +131,10 @@ def bench_layer(name, c, k, h, kernel, stride, work):
             fusec_tflops=flops / total / 1e9, fusec_matmul_tflops=flops / mm / 1e9 if mm else None)
     except Exception as e:  # noqa: BLE001
         row["fusec_error"] = str(e)[-1500:]
-    x = torch.randn(n, c, h, h, device="cuda", dtype=torch.float16)
-    w = torch.randn(k, c, kernel, kernel, device="cuda", dtype=torch.float16)
     best = None
     for fmt in (torch.channels_last, torch.contiguous_format):
         xf, wf = x.to(memory_format=fmt), w.to(memory_format=fmt)
-        t = time_ms(lambda: torch.nn.functional.conv2d(xf, wf, stride=stride, padding=pad))
+        t = time_ms(lambda: torch_fn(xf, wf))
         row["cudnn_ms_" + ("nhwc" if fmt == torch.channels_last else "nchw")] = t
         best = t if best is None else min(best, t)
     row["cudnn_ms"] = best
@@ -153,30 +161,11 @@ def bench_transposed(name, c, k, h, kernel, stride, work):
   return %y : tensor<{n}x{k}x{o}x{o}xf16>
 }}
 """)
-    try:
-        r = fusec_run([mlir])
-        ks = r["kernels"]
-        total = sum(x["median_ms"] for x in ks)
-        mm = sum(x["median_ms"] for x in ks if "matmul" in x.get("name", ""))
-        row.update(fusec_ms=total, fusec_matmul_ms=mm, fusec_kernels=[
-            {"name": x.get("name"), "strategy": x.get("strategy"), "ms": x["median_ms"]} for x in ks],
-            fusec_tflops=flops / total / 1e9, fusec_matmul_tflops=flops / mm / 1e9 if mm else None)
-    except Exception as e:  # noqa: BLE001
-        row["fusec_error"] = str(e)[-1500:]
     x = torch.randn(n, c, h, h, device="cuda", dtype=torch.float16)
     w = torch.randn(c, k, kernel, kernel, device="cuda", dtype=torch.float16)
-    best = None
-    for fmt in (torch.channels_last, torch.contiguous_format):
-        xf, wf = x.to(memory_format=fmt), w.to(memory_format=fmt)
-        t = time_ms(lambda: torch.nn.functional.conv_transpose2d(xf, wf, stride=stride,
-                                                                 padding=pad))
-        row["cudnn_ms_" + ("nhwc" if fmt == torch.channels_last else "nchw")] = t
-        best = t if best is None else min(best, t)
-    row["cudnn_ms"] = best
-    row["cudnn_tflops"] = flops / best / 1e9
-    if "fusec_ms" in row:
-        row["fusec_vs_cudnn"] = best / row["fusec_ms"]
-    return row
+    return time_both(row, mlir, flops, x, w,
+                     lambda xf, wf: torch.nn.functional.conv_transpose2d(xf, wf, stride=stride,
+                                                                          padding=pad))
 
 
 class Logits(torch.nn.Module):

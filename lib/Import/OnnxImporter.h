@@ -265,6 +265,10 @@ absl::Status importQLinearConv(Importer &I);
 /// else uint8), rounding halves to even; q is f32. The result is i32 (the
 /// narrow type is the output's tag).
 absl::StatusOr<Val> quantizeRounded(Importer &I, Val q, size_t zpIn, const char *what);
+/// One run of an integer contraction computed exactly in f32 (ConvInteger,
+/// MatMulInteger), converted to i32 and added to `total` (wrapping, as
+/// ONNX's int32 accumulation); the first run becomes the total.
+absl::Status addExactRun(Importer &I, std::optional<Val> &total, Val run);
 absl::Status importPool(Importer &I);
 absl::Status importBatchNormalization(Importer &I);
 absl::Status importInstanceNormalization(Importer &I);

@@ -1844,6 +1844,20 @@ absl::Status importTrilu(Importer &I) {
 // Contractions
 //===----------------------------------------------------------------------===//
 
+/// A product [..., M, N] of a 1-D lhs (`vecA`, taken as [1, K]) or rhs
+/// (`vecB`, [K, 1]) without the dim that stood for it, as ONNX MatMul's
+/// result has it.
+Val dropVectorDims(Importer &I, Val r, bool vecA, bool vecB) {
+  if (!vecA && !vecB)
+    return r;
+  std::vector<int64_t> out(r.shape.begin(), r.shape.end() - 2);
+  if (!vecA)
+    out.push_back(r.shape[r.shape.size() - 2]);
+  if (!vecB)
+    out.push_back(r.shape.back());
+  return I.reshape(r, out);
+}
+
 /// a x b with ONNX MatMul's (and Gemm's transA/transB) shape rules: a 1-D
 /// operand is a row on the left, a column on the right (its dim dropped
 /// from the result); batch dims broadcast.
@@ -1882,15 +1896,7 @@ absl::StatusOr<Val> matmulOf(Importer &I, Val a, Val b, bool ta, bool tb) {
   Val r = I.emit(absl::StrCat("fusec.matmul ", I.use(a), ", ", I.use(b), flags, " : (", I.ty(a),
                               ", ", I.ty(b), ") -> ", typeOf(a.dtype, shape)),
                  a.dtype, shape);
-  if (vecA || vecB) {
-    std::vector<int64_t> out = batch;
-    if (!vecA)
-      out.push_back(m);
-    if (!vecB)
-      out.push_back(n);
-    r = I.reshape(r, out);
-  }
-  return r;
+  return dropVectorDims(I, r, vecA, vecB);
 }
 
 absl::Status importMatMul(Importer &I) {
@@ -2030,24 +2036,10 @@ absl::StatusOr<Val> integerMatMul(Importer &I, size_t aIn, size_t bIn, size_t aZ
       br = I.slice(db, boff, bstep, bshape);
     }
     TRY(y, matmulOf(I, I.cast(ar, DType::F32), I.cast(br, DType::F32), false, false));
-    Val yi = I.cast(y, DType::I32);
-    if (total) {
-      TRY(sum, I.binary("add", *total, yi));
-      total = sum;
-    } else {
-      total = yi;
-    }
+    if (auto st = addExactRun(I, total, y); !st.ok())
+      return st;
   }
-  Val r = *total;
-  if (vecA || vecB) {
-    std::vector<int64_t> out(r.shape.begin(), r.shape.end() - 2);
-    if (!vecA)
-      out.push_back(m);
-    if (!vecB)
-      out.push_back(n);
-    r = I.reshape(r, out);
-  }
-  return r;
+  return dropVectorDims(I, *total, vecA, vecB);
 }
 
 absl::Status importMatMulInteger(Importer &I) {
@@ -2243,6 +2235,17 @@ absl::Status importEinsum(Importer &I) {
 }
 
 } // namespace
+
+absl::Status addExactRun(Importer &I, std::optional<Val> &total, Val run) {
+  Val yi = I.cast(run, DType::I32);
+  if (!total) {
+    total = yi;
+    return absl::OkStatus();
+  }
+  FUSEC_TRY_ASSIGN(sum, I.binary("add", *total, yi));
+  total = sum;
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Val> quantizeRounded(Importer &I, Val q, size_t zpIn, const char *what) {
   std::optional<int32_t> zpType =

@@ -472,13 +472,8 @@ absl::StatusOr<Val> integerConv(Importer &I, size_t xIn, size_t wIn, size_t xZpI
       wr = I.slice(ws, off, step, wshape);
     }
     TRY(y, emitConv(I, I.cast(xr, DType::F32), I.cast(wr, DType::F32), win, groups, false, shape));
-    Val yi = I.cast(y, DType::I32);
-    if (total) {
-      TRY(sum, I.binary("add", *total, yi));
-      total = sum;
-    } else {
-      total = yi;
-    }
+    if (auto st = addExactRun(I, total, y); !st.ok())
+      return st;
   }
   return *total;
 }
