@@ -167,6 +167,54 @@ absl::Status importTrig(Importer &I) {
   return I.define(0, r);
 }
 
+/// Shrink: x - bias where x > lambd, x + bias where x < -lambd, else 0.
+absl::Status importShrink(Importer &I) {
+  TRY(x, I.input(0));
+  if (!isFloat(x.dtype))
+    return I.unsupported(absl::StrCat("Shrink of ", I.ty(x), " (floats are supported)"));
+  auto c = [&](double v) { return I.broadcastTo(I.constant(x.dtype, v), x.shape); };
+  double lambd = I.attrFloat("lambd", 0.5f), bias = I.attrFloat("bias", 0.0f);
+  TRY(down, I.binary("sub", x, c(bias)));
+  TRY(up, I.binary("add", x, c(bias)));
+  TRY(low, I.select(I.compare("lt", x, c(-lambd)), up, c(0.0)));
+  TRY(y, I.select(I.compare("gt", x, c(lambd)), down, low));
+  return I.define(0, y);
+}
+
+/// BitShift of unsigned 8- or 16-bit integers (held in i32): x * 2^y (the
+/// bits past the type dropped) or floor(x / 2^y), in i64 so no product
+/// overflows; a shift of the type's width or more gives 0.
+absl::Status importBitShift(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(y, I.input(1));
+  std::optional<int32_t> t = I.narrowType(I.node->inputs[0]);
+  if (!t || (*t != onnx::kUint8 && *t != onnx::kUint16) || x.dtype != DType::I32)
+    return I.unsupported("BitShift of other than uint8 or uint16");
+  std::string dir = I.attrString("direction").value_or("");
+  if (dir != "LEFT" && dir != "RIGHT")
+    return I.invalid(absl::StrCat("direction '", dir, "' is not LEFT or RIGHT"));
+  int64_t bits = *t == onnx::kUint8 ? 8 : 16;
+  TRY(shape, broadcastShapes(x.shape, y.shape));
+  Val xs = I.broadcastTo(I.cast(x, DType::I64), shape);
+  Val ys = I.broadcastTo(I.cast(y, DType::I64), shape);
+  auto c = [&](int64_t v) { return I.broadcastTo(I.intConstant(DType::I64, v), shape); };
+  // 2^min(y, bits): past the width the result is 0 either way.
+  TRY(capped, I.binary("min", ys, c(bits)));
+  TRY(p, I.binary("pow", c(2), capped));
+  Val r;
+  if (dir == "LEFT") {
+    TRY(m, I.binary("mul", xs, p));
+    TRY(q, I.binary("div", m, c(int64_t(1) << bits)));
+    TRY(hi, I.binary("mul", q, c(int64_t(1) << bits)));
+    TRY(low, I.binary("sub", m, hi));
+    r = low;
+  } else {
+    TRY(q, I.binary("div", xs, p));
+    r = q;
+  }
+  return I.define(0, I.cast(r, DType::I32));
+}
+
 absl::Status importXor(Importer &I) {
   TRY(a, I.input(0));
   TRY(b, I.input(1));
@@ -1495,6 +1543,55 @@ Val concatAlong(Importer &I, std::vector<Val> parts, int64_t axis) {
                 parts[0].dtype, shape);
 }
 
+/// LRN over the channels (dim 1) of [N, C, ...]: x / (bias + alpha / size x
+/// the sum of x^2 over channels c - floor((size - 1) / 2) to c +
+/// ceil((size - 1) / 2), clipped to the tensor)^beta, the window's sum as
+/// slices of the squares padded with zeros along C.
+absl::Status importLRN(Importer &I) {
+  TRY(x, I.input(0));
+  if (!isFloat(x.dtype) || x.shape.size() < 3)
+    return I.invalid(absl::StrCat("input is ", I.ty(x), ", expected floats [N, C, d...]"));
+  int64_t size = I.attrInt("size", 0);
+  if (size < 1 || size > 4096)
+    return I.invalid(absl::StrCat("size ", size, " is not in [1, 4096]"));
+  double alpha = I.attrFloat("alpha", 1e-4f), beta = I.attrFloat("beta", 0.75f),
+         bias = I.attrFloat("bias", 1.0f);
+  int64_t c = x.shape[1], before = (size - 1) / 2, after = size - 1 - before;
+  TRY(sq, I.binary("mul", x, x));
+  std::vector<int64_t> padShape = x.shape;
+  padShape[1] = c + before + after;
+  std::vector<Val> parts;
+  auto zeros = [&](int64_t n) {
+    std::vector<int64_t> z = x.shape;
+    z[1] = n;
+    return I.broadcastTo(I.constant(x.dtype, 0), z);
+  };
+  if (before)
+    parts.push_back(zeros(before));
+  parts.push_back(sq);
+  if (after)
+    parts.push_back(zeros(after));
+  Val padded = concatAlong(I, parts, 1);
+  std::optional<Val> sum;
+  std::vector<int64_t> off(x.shape.size(), 0), step(x.shape.size(), 1);
+  for (int64_t k = 0; k < size; ++k) {
+    off[1] = k;
+    Val w = I.slice(padded, off, step, x.shape);
+    if (sum) {
+      TRY(s, I.binary("add", *sum, w));
+      sum = s;
+    } else {
+      sum = w;
+    }
+  }
+  auto c0 = [&](double v) { return I.broadcastTo(I.constant(x.dtype, v), x.shape); };
+  TRY(scaled, I.binary("mul", *sum, c0(alpha / static_cast<double>(size))));
+  TRY(base, I.binary("add", scaled, c0(bias)));
+  TRY(den, I.binary("pow", base, c0(beta)));
+  TRY(y, I.binary("div", x, den));
+  return I.define(0, y);
+}
+
 /// TopK for a small k (greedy and top-k sampling): k rounds of "the extreme
 /// of what is left, and its first position", each taken element then
 /// masked out. Ties go to the lower index, as ONNX asks for; the results
@@ -2299,6 +2396,8 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"Sin", unaryOp<kSin>},
       {"Cos", unaryOp<kCos>},
       {"Tan", importTan},
+      {"Shrink", importShrink},
+      {"BitShift", importBitShift},
       {"Sinh", importTrig},
       {"Cosh", importTrig},
       {"Asinh", importTrig},
@@ -2404,6 +2503,7 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"NegativeLogLikelihoodLoss", importNegativeLogLikelihoodLoss},
       {"SoftmaxCrossEntropyLoss", importSoftmaxCrossEntropyLoss},
       {"LayerNormalization", importLayerNormalization},
+      {"LRN", importLRN},
       {"Trilu", importTrilu},
       // Contractions.
       {"MatMul", importMatMul},

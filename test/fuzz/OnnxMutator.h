@@ -249,23 +249,24 @@ inline uint32_t interestingFloat(std::mt19937_64 &rng) {
 inline const std::vector<std::string> &knownOps() {
   static const std::vector<std::string> ops = {
       "Abs", "Acos", "Acosh", "Add", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan",
-      "Atanh", "AveragePool", "BatchNormalization", "Cast", "CastLike", "Ceil", "Celu", "Clip",
-      "Concat", "Constant", "ConstantOfShape", "Conv", "ConvInteger", "ConvTranspose", "Cos",
-      "Cosh", "CumSum", "DepthToSpace", "DequantizeLinear", "Div", "Dropout",
-      "DynamicQuantizeLinear", "Einsum", "Elu", "Equal", "Erf", "Exp", "Expand", "EyeLike",
-      "Flatten", "Floor", "Gather", "GatherElements", "GatherND", "Gemm", "GlobalAveragePool",
-      "GlobalMaxPool", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "Hardmax",
-      "Identity", "InstanceNormalization", "IsInf", "IsNaN", "LayerNormalization", "LeakyRelu",
-      "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul", "MatMulInteger", "Max", "MaxPool",
-      "Mean", "MeanVarianceNormalization", "Min", "Mish", "Mod", "Mul", "Neg",
-      "NegativeLogLikelihoodLoss", "Not", "OneHot", "Or", "PRelu", "Pad", "Pow", "QLinearConv",
-      "QLinearMatMul", "QuantizeLinear", "Range", "Reciprocal", "ReduceL1", "ReduceL2",
-      "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
-      "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "Round", "ScatterElements",
-      "ScatterND", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice",
-      "Softmax", "SoftmaxCrossEntropyLoss", "Softplus", "Softsign", "SpaceToDepth", "Split",
-      "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK",
-      "Transpose", "Trilu", "Unsqueeze", "Upsample", "Where", "Xor"};
+      "Atanh", "AveragePool", "BatchNormalization", "BitShift", "Cast", "CastLike", "Ceil",
+      "Celu", "Clip", "Concat", "Constant", "ConstantOfShape", "Conv", "ConvInteger",
+      "ConvTranspose", "Cos", "Cosh", "CumSum", "DepthToSpace", "DequantizeLinear", "Div",
+      "Dropout", "DynamicQuantizeLinear", "Einsum", "Elu", "Equal", "Erf", "Exp", "Expand",
+      "EyeLike", "Flatten", "Floor", "Gather", "GatherElements", "GatherND", "Gemm",
+      "GlobalAveragePool", "GlobalMaxPool", "Greater", "GreaterOrEqual", "HardSigmoid",
+      "HardSwish", "Hardmax", "Identity", "InstanceNormalization", "IsInf", "IsNaN", "LRN",
+      "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul",
+      "MatMulInteger", "Max", "MaxPool", "Mean", "MeanVarianceNormalization", "Min", "Mish",
+      "Mod", "Mul", "Neg", "NegativeLogLikelihoodLoss", "Not", "OneHot", "Or", "PRelu", "Pad",
+      "Pow", "QLinearConv", "QLinearMatMul", "QuantizeLinear", "Range", "Reciprocal",
+      "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+      "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize",
+      "Round", "ScatterElements", "ScatterND", "Selu", "Shape", "Shrink", "Sigmoid", "Sign",
+      "Sin", "Sinh", "Size", "Slice", "Softmax", "SoftmaxCrossEntropyLoss", "Softplus",
+      "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh",
+      "ThresholdedRelu", "Tile", "TopK", "Transpose", "Trilu", "Unsqueeze", "Upsample", "Where",
+      "Xor"};
   return ops;
 }
 
