@@ -1123,7 +1123,7 @@ absl::Status Importer::narrowOutputs() {
       "GatherND", "Concat", "Slice", "Identity", "Expand", "Squeeze", "Unsqueeze",
       "Flatten", "Tile", "Pad", "Div", "Mod", "ReduceMax", "ReduceMin", "Clip", "Split",
       "ScatterND", "ScatterElements", "Dropout", "TopK", "Trilu", "Constant",
-      "ConstantOfShape", "MaxPool", "BitShift"};
+      "ConstantOfShape", "MaxPool", "BitShift", "Compress"};
   const std::string &op = node->opType;
   int32_t type = 0;
   if (op == "Cast") {

@@ -1176,6 +1176,46 @@ absl::Status importPad(Importer &I) {
 // Gathers and scatters
 //===----------------------------------------------------------------------===//
 
+/// Compress: the slices of `input` along `axis` (of the flattened input
+/// when there is none) where `condition` is true (positions past its end
+/// count as false). The condition must be known at import (it fixes the
+/// result's shape); the slices are a gather through the known positions.
+absl::Status importCompress(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(cond, I.input(1));
+  if (!cond.known)
+    return I.unsupported(absl::StrCat("input #1 ('", I.node->inputs[1],
+                                      "') must be known at import (it fixes the result's shape)"));
+  if (cond.shape.size() != 1)
+    return I.invalid(absl::StrCat("condition is ", I.ty(cond), ", expected rank 1"));
+  Val data = x;
+  int64_t ax = 0;
+  if (const onnx::Attribute *a = I.node->attr("axis"); a && (a->has & onnx::Attribute::kI)) {
+    TRY(axis, I.axis(a->i, x.shape.size()));
+    ax = axis;
+  } else {
+    data = I.reshape(x, {x.elements()});
+  }
+  int64_t n = data.shape[static_cast<size_t>(ax)];
+  if (cond.elements() > n)
+    return I.invalid(absl::StrCat("condition has ", cond.elements(), " values, the axis ", n));
+  std::vector<int64_t> at;
+  for (int64_t i = 0; i < cond.elements(); ++i)
+    if (cond.known->get(i) != 0)
+      at.push_back(i);
+  std::vector<int64_t> shape = data.shape;
+  shape[static_cast<size_t>(ax)] = static_cast<int64_t>(at.size());
+  if (at.empty())
+    return I.unsupported("a Compress that keeps nothing (an empty result)");
+  HostTensor idx(DType::I64, {static_cast<int64_t>(at.size())});
+  idx.ints = at;
+  Val index = knownVal(std::move(idx));
+  return I.define(0, I.emit(absl::StrCat("fusec.gather ", I.use(data), "[", I.use(index),
+                                         "] axis ", ax, " : (", I.ty(data), ", ", I.ty(index),
+                                         ") -> ", typeOf(data.dtype, shape)),
+                            data.dtype, shape));
+}
+
 absl::Status importGather(Importer &I) {
   TRY(data, I.input(0));
   TRY(idx, I.input(1));
@@ -2475,6 +2515,7 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"Pad", importPad},
       // Gathers and scatters.
       {"Gather", importGather},
+      {"Compress", importCompress},
       {"GatherElements", importGatherElements},
       {"GatherND", importGatherND},
       {"ScatterND", importScatter},
