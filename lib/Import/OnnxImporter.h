@@ -273,6 +273,12 @@ absl::Status importPool(Importer &I);
 absl::Status importBatchNormalization(Importer &I);
 absl::Status importInstanceNormalization(Importer &I);
 absl::Status importResize(Importer &I);
+/// RNN, GRU and LSTM, unrolled over their steps (OnnxRecurrent.cpp).
+absl::Status importRNN(Importer &I);
+/// a x b with ONNX MatMul's shape rules (Gemm's transposes as flags).
+absl::StatusOr<Val> matmulOf(Importer &I, Val a, Val b, bool ta, bool tb);
+/// `parts` (each of one shape but along `axis`) side by side along `axis`.
+Val concatAlong(Importer &I, std::vector<Val> parts, int64_t axis);
 
 /// The op types fusec imports (default domain), each with its importer.
 const std::map<std::string, OpImporter> &opImporters();

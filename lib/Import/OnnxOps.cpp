@@ -1565,6 +1565,8 @@ Val extremeConstant(Importer &I, DType d, bool lowest) {
   return I.intConstant(d, lowest ? lo : hi);
 }
 
+} // namespace
+
 /// `parts` (each of `shape` but 1 along `axis`) side by side along `axis`.
 Val concatAlong(Importer &I, std::vector<Val> parts, int64_t axis) {
   if (parts.size() == 1)
@@ -1582,6 +1584,8 @@ Val concatAlong(Importer &I, std::vector<Val> parts, int64_t axis) {
                              typeOf(parts[0].dtype, shape)),
                 parts[0].dtype, shape);
 }
+
+namespace {
 
 /// LRN over the channels (dim 1) of [N, C, ...]: x / (bias + alpha / size x
 /// the sum of x^2 over channels c - floor((size - 1) / 2) to c +
@@ -1995,6 +1999,8 @@ Val dropVectorDims(Importer &I, Val r, bool vecA, bool vecB) {
   return I.reshape(r, out);
 }
 
+} // namespace
+
 /// a x b with ONNX MatMul's (and Gemm's transA/transB) shape rules: a 1-D
 /// operand is a row on the left, a column on the right (its dim dropped
 /// from the result); batch dims broadcast.
@@ -2035,6 +2041,8 @@ absl::StatusOr<Val> matmulOf(Importer &I, Val a, Val b, bool ta, bool tb) {
                  a.dtype, shape);
   return dropVectorDims(I, r, vecA, vecB);
 }
+
+namespace {
 
 absl::Status importMatMul(Importer &I) {
   const std::string &op = I.node->opType;
@@ -2546,6 +2554,10 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"LayerNormalization", importLayerNormalization},
       {"LRN", importLRN},
       {"Trilu", importTrilu},
+      // Recurrent layers, unrolled (OnnxRecurrent.cpp).
+      {"RNN", importRNN},
+      {"GRU", importRNN},
+      {"LSTM", importRNN},
       // Contractions.
       {"MatMul", importMatMul},
       {"Gemm", importMatMul},

@@ -26,6 +26,13 @@ a protobuf writer of its own (no onnx package needed):
   crop_resize_{linear,nearest}/  backend test folders of Resize's
                      tf_crop_and_resize with a crop box past the input on both
                      sides (the extrapolation value there)
+  lstm_bidir_peep/, gru_reverse_acts/, rnn_ragged_batchwise/, gru_lbr_clip/
+                     backend test folders of the recurrent layers with what
+                     the ONNX node tests leave out (both directions, reverse,
+                     peepholes with initial states, activation lists with
+                     alphas and betas, clip, ragged sequence_lens, layout 1),
+                     expected outputs from a float64 reference written here
+  rnn_reverse_ragged.onnx  a reverse RNN over ragged sequence_lens (refused)
 """
 import os
 import struct
@@ -175,6 +182,7 @@ def main():
         [node("ReduceProd", ["c"], ["y"], "prod", attr_int("keepdims", 0))],
         [tensor("c", INT64, [4], [3, 5, 7, 1 << 40])], [], [("y", INT64, [])], opset=13))
     crop_resize_tests(out)
+    recurrent_tests(out)
 
 
 def lcg(seed, n, lo, hi):
@@ -346,6 +354,209 @@ def matmul_integer_tests(out):
     backend_test(out, "qlinearmatmul_deep", qm,
                  [tensor("a", UINT8, [m, k], a2), tensor("b", UINT8, [k, n], b2)],
                  [tensor("y", UINT8, [m, n], y2)])
+
+
+def attr_floats(name, vs):
+    return ld(5, ld(1, name) + ld(7, struct.pack(f"<{len(vs)}f", *vs)) + vi(20, 6))
+
+
+def attr_strings(name, vs):
+    return ld(5, ld(1, name) + b"".join(ld(9, v) for v in vs) + vi(20, 8))
+
+
+def rand_floats(seed, n, scale):
+    return [scale * (v / 500.0 - 1.0) for v in lcg(seed, n, 0, 1000)]
+
+
+def activation(name, alpha, beta, v):
+    import math
+    if name == "Tanh":
+        return math.tanh(v)
+    if name == "Sigmoid":
+        return 1.0 / (1.0 + math.exp(-v))
+    if name == "Relu":
+        return max(v, 0.0)
+    if name == "LeakyRelu":
+        return v if v >= 0 else alpha * v
+    if name == "HardSigmoid":
+        return min(max(alpha * v + beta, 0.0), 1.0)
+    if name == "ScaledTanh":
+        return alpha * math.tanh(beta * v)
+    if name == "Affine":
+        return alpha * v + beta
+    raise ValueError(name)
+
+
+def recurrent_reference(op, x, w, r, b, lens, h0, c0, p, direction, acts, clip, lbr):
+    """ONNX's RNN/GRU/LSTM in float64 on nested lists: x [seq][batch][in],
+    w [dirs][gates*H][in], r [dirs][gates*H][H], b [dirs][2*gates*H] (or
+    None), lens [batch] (or None), h0/c0 [dirs][batch][H], p [dirs][3H];
+    acts: per direction, a list of (name, alpha, beta). Returns Y
+    [seq][dirs][batch][H], Y_h and Y_c [dirs][batch][H]."""
+    seq, batch = len(x), len(x[0])
+    dirs = len(w)
+    hid = len(r[0][0])
+    gates = len(w[0]) // hid
+    dot = lambda u, v: sum(a * c for a, c in zip(u, v))
+    cl = (lambda v: min(max(v, -clip), clip)) if clip else (lambda v: v)
+    ys = [[[[0.0] * hid for _ in range(batch)] for _ in range(dirs)] for _ in range(seq)]
+    yh, yc = [], []
+    for d in range(dirs):
+        rev = direction == "reverse" or d == 1
+        f = acts[d]
+        wb = b[d][:gates * hid] if b else [0.0] * (gates * hid)
+        rb = b[d][gates * hid:] if b else [0.0] * (gates * hid)
+        hs, cs = [], []
+        for bi in range(batch):
+            h = list(h0[d][bi]) if h0 else [0.0] * hid
+            c = list(c0[d][bi]) if c0 else [0.0] * hid
+            n = lens[bi] if lens else seq
+            steps = range(n - 1, -1, -1) if rev else range(n)
+            for t in steps:
+                xt = x[t][bi]
+                xw = [dot(w[d][g], xt) + wb[g] for g in range(gates * hid)]
+                hr = [dot(r[d][g], h) + rb[g] for g in range(gates * hid)]
+                act = lambda k, v: activation(f[k][0], f[k][1], f[k][2], cl(v))
+                if op == "RNN":
+                    h = [act(0, xw[j] + hr[j]) for j in range(hid)]
+                elif op == "GRU":
+                    z = [act(0, xw[j] + hr[j]) for j in range(hid)]
+                    rg = [act(0, xw[hid + j] + hr[hid + j]) for j in range(hid)]
+                    if lbr:
+                        hh = [act(1, xw[2 * hid + j] + rg[j] * hr[2 * hid + j]) for j in range(hid)]
+                    else:
+                        rh = [rg[j] * h[j] for j in range(hid)]
+                        hh = [act(1, xw[2 * hid + j] + dot(r[d][2 * hid + j], rh) + rb[2 * hid + j])
+                              for j in range(hid)]
+                    h = [(1 - z[j]) * hh[j] + z[j] * h[j] for j in range(hid)]
+                else:
+                    pi = p[d][:hid] if p else [0.0] * hid
+                    po = p[d][hid:2 * hid] if p else [0.0] * hid
+                    pf = p[d][2 * hid:] if p else [0.0] * hid
+                    i = [act(0, xw[j] + hr[j] + pi[j] * c[j]) for j in range(hid)]
+                    fg = [act(0, xw[2 * hid + j] + hr[2 * hid + j] + pf[j] * c[j]) for j in range(hid)]
+                    cc = [act(1, xw[3 * hid + j] + hr[3 * hid + j]) for j in range(hid)]
+                    c = [fg[j] * c[j] + i[j] * cc[j] for j in range(hid)]
+                    o = [act(0, xw[hid + j] + hr[hid + j] + po[j] * c[j]) for j in range(hid)]
+                    h = [o[j] * activation(f[2][0], f[2][1], f[2][2], c[j]) for j in range(hid)]
+                ys[t][d][bi] = h
+            hs.append(h)
+            cs.append(c)
+        yh.append(hs)
+        yc.append(cs)
+    return ys, yh, yc
+
+
+def flat(v):
+    return [a for u in v for a in flat(u)] if isinstance(v, list) else [v]
+
+
+def nest(values, dims):
+    if not dims:
+        return values[0]
+    step = len(values) // dims[0]
+    return [nest(values[i * step:(i + 1) * step], dims[1:]) for i in range(dims[0])]
+
+
+def recurrent_tests(out):
+    def case(name, op, seq, batch, inp, hid, direction="forward", acts=None, alphas=(),
+             betas=(), clip=None, lbr=0, layout=0, bias=True, states=False, peep=False,
+             lens=None, seed=1):
+        gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+        dirs = 2 if direction == "bidirectional" else 1
+        per = {"RNN": 1, "GRU": 2, "LSTM": 3}[op]
+        names = acts or {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"],
+                         "LSTM": ["Sigmoid", "Tanh", "Tanh"]}[op] * dirs
+        al, be = list(alphas), list(betas)
+        parsed = []
+        for nm in names:
+            a = al.pop(0) if nm in ("LeakyRelu", "HardSigmoid", "ScaledTanh", "Affine") else 0.0
+            bb = be.pop(0) if nm in ("HardSigmoid", "ScaledTanh", "Affine") else 0.0
+            parsed.append((nm, a, bb))
+        acts_d = [parsed[d * per:(d + 1) * per] for d in range(dirs)]
+        xv = rand_floats(seed, seq * batch * inp, 1.0)
+        wv = rand_floats(seed + 1, dirs * gates * hid * inp, 0.5)
+        rv = rand_floats(seed + 2, dirs * gates * hid * hid, 0.5)
+        bv = rand_floats(seed + 3, dirs * 2 * gates * hid, 0.3)
+        hv = rand_floats(seed + 4, dirs * batch * hid, 0.5)
+        cv = rand_floats(seed + 5, dirs * batch * hid, 0.5)
+        pv = rand_floats(seed + 6, dirs * 3 * hid, 0.5)
+        x = nest(xv, [seq, batch, inp])
+        ys, yh, yc = recurrent_reference(
+            op, x, nest(wv, [dirs, gates * hid, inp]), nest(rv, [dirs, gates * hid, hid]),
+            nest(bv, [dirs, 2 * gates * hid]) if bias else None, lens,
+            nest(hv, [dirs, batch, hid]) if states else None,
+            nest(cv, [dirs, batch, hid]) if states else None,
+            nest(pv, [dirs, 3 * hid]) if peep else None, direction, acts_d, clip, lbr)
+        def lay(v, dims, perm):  # layout 1: the batch dim first
+            if layout == 0:
+                return flat(v), dims
+            import itertools
+            src = flat(v)
+            strides = [1] * len(dims)
+            for i in range(len(dims) - 2, -1, -1):
+                strides[i] = strides[i + 1] * dims[i + 1]
+            nd = [dims[q] for q in perm]
+            vals = [src[sum(idx[k] * strides[perm[k]] for k in range(len(perm)))]
+                    for idx in itertools.product(*[range(n) for n in nd])]
+            return vals, nd
+        xl, xd = lay(x, [seq, batch, inp], [1, 0, 2])
+        yl, yd = lay(ys, [seq, dirs, batch, hid], [2, 0, 1, 3])
+        hl, hd = lay(yh, [dirs, batch, hid], [1, 0, 2])
+        cl_, cd = lay(yc, [dirs, batch, hid], [1, 0, 2])
+        h0l, h0d = lay(nest(hv, [dirs, batch, hid]), [dirs, batch, hid], [1, 0, 2])
+        c0l, _ = lay(nest(cv, [dirs, batch, hid]), [dirs, batch, hid], [1, 0, 2])
+        ins = ["x", "w", "r", "b" if bias else "", "lens" if lens else "",
+               "h0" if states else ""]
+        inits = [tensor("w", FLOAT, [dirs, gates * hid, inp], wv),
+                 tensor("r", FLOAT, [dirs, gates * hid, hid], rv)]
+        if bias:
+            inits.append(tensor("b", FLOAT, [dirs, 2 * gates * hid], bv))
+        if states:
+            inits.append(tensor("h0", FLOAT, h0d, h0l))
+        outs = ["y", "yh"]
+        outs_vi = [("y", FLOAT, yd), ("yh", FLOAT, hd)]
+        expected = [tensor("y", FLOAT, yd, yl), tensor("yh", FLOAT, hd, hl)]
+        if op == "LSTM":
+            ins += ["c0" if states else "", "p" if peep else ""]
+            if states:
+                inits.append(tensor("c0", FLOAT, h0d, c0l))
+            if peep:
+                inits.append(tensor("p", FLOAT, [dirs, 3 * hid], pv))
+            outs.append("yc")
+            outs_vi.append(("yc", FLOAT, cd))
+            expected.append(tensor("yc", FLOAT, cd, cl_))
+        while ins and not ins[-1]:
+            ins.pop()
+        attrs = attr_int("hidden_size", hid) + attr_string("direction", direction)
+        if acts:
+            attrs += attr_strings("activations", acts)
+        if alphas:
+            attrs += attr_floats("activation_alpha", list(alphas))
+        if betas:
+            attrs += attr_floats("activation_beta", list(betas))
+        if clip:
+            attrs += attr_float("clip", clip)
+        if lbr:
+            attrs += attr_int("linear_before_reset", lbr)
+        if layout:
+            attrs += attr_int("layout", layout)
+        graph_in = [("x", FLOAT, xd)] + ([("lens", INT32, [batch])] if lens else [])
+        m = model([node(op, ins, outs, name, attrs)], inits, graph_in, outs_vi, opset=14)
+        feeds = [tensor("x", FLOAT, xd, xl)] + ([tensor("lens", INT32, [batch], lens)] if lens else [])
+        backend_test(out, name, m, feeds, expected)
+        return m
+
+    case("lstm_bidir_peep", "LSTM", 5, 3, 4, 6, direction="bidirectional", states=True,
+         peep=True, seed=21)
+    case("gru_reverse_acts", "GRU", 6, 2, 3, 5, direction="reverse",
+         acts=["HardSigmoid", "LeakyRelu"], alphas=(0.3, 0.2), betas=(0.45,), seed=31)
+    case("gru_lbr_clip", "GRU", 4, 2, 3, 4, direction="bidirectional", lbr=1, clip=0.8,
+         states=True, seed=41)
+    case("rnn_ragged_batchwise", "RNN", 5, 3, 4, 3, acts=["ScaledTanh"], alphas=(1.5,),
+         betas=(0.7,), layout=1, lens=[5, 2, 1], states=True, seed=51)
+    m = case("rnn_reverse_ragged", "RNN", 3, 2, 2, 2, direction="reverse", lens=[3, 1], seed=61)
+    open(os.path.join(out, "rnn_reverse_ragged.onnx"), "wb").write(m)
 
 
 if __name__ == "__main__":
