@@ -1122,7 +1122,7 @@ absl::Status Importer::narrowOutputs() {
       "Max", "Min", "Mean", "Where", "Reshape", "Transpose", "Gather", "GatherElements",
       "GatherND", "Concat", "Slice", "Identity", "Expand", "Squeeze", "Unsqueeze",
       "Flatten", "Tile", "Pad", "Div", "Mod", "ReduceMax", "ReduceMin", "Clip", "Split",
-      "ScatterND", "ScatterElements", "Dropout", "TopK", "Trilu", "Constant",
+      "ScatterND", "ScatterElements", "Scatter", "Dropout", "TopK", "Trilu", "Constant",
       "ConstantOfShape", "MaxPool", "BitShift", "Compress"};
   const std::string &op = node->opType;
   int32_t type = 0;
@@ -1156,7 +1156,11 @@ absl::Status Importer::narrowOutputs() {
   }
   if (!isNarrowInt(type))
     return absl::OkStatus();
-  bool wrap = wrapping.count(op) > 0;
+  // A scatter that adds or multiplies its updates into the data can leave
+  // the range.
+  std::string reduction = attrString("reduction").value_or("none");
+  bool wrap = wrapping.count(op) > 0 ||
+              (op.rfind("Scatter", 0) == 0 && (reduction == "add" || reduction == "mul"));
   for (const std::string &out : node->outputs) {
     auto it = values.find(out);
     if (out.empty() || it == values.end() || it->second.dtype != DType::I32)

@@ -275,6 +275,8 @@ absl::Status importInstanceNormalization(Importer &I);
 absl::Status importResize(Importer &I);
 /// RNN, GRU and LSTM, unrolled over their steps (OnnxRecurrent.cpp).
 absl::Status importRNN(Importer &I);
+/// The window functions, MelWeightMatrix, DFT and STFT (OnnxSignal.cpp).
+absl::Status importSignalOp(Importer &I);
 /// a x b with ONNX MatMul's shape rules (Gemm's transposes as flags).
 absl::StatusOr<Val> matmulOf(Importer &I, Val a, Val b, bool ta, bool tb);
 /// `parts` (each of one shape but along `axis`) side by side along `axis`.

@@ -1176,6 +1176,45 @@ absl::Status importPad(Importer &I) {
 // Gathers and scatters
 //===----------------------------------------------------------------------===//
 
+/// ReverseSequence: each batch entry's first sequence_lens[b] steps along
+/// time_axis in reverse order, the rest as they are. One gather whose flat
+/// index moves each element along time: t -> len - 1 - t where t < len
+/// (lengths clamped to [0, steps]); the lengths may be known or run-time
+/// values.
+absl::Status importReverseSequence(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(lens, I.input(1));
+  int64_t r = static_cast<int64_t>(x.shape.size());
+  int64_t timeAxis = I.attrInt("time_axis", 0), batchAxis = I.attrInt("batch_axis", 1);
+  if (r < 2 || !((timeAxis == 0 && batchAxis == 1) || (timeAxis == 1 && batchAxis == 0)))
+    return I.invalid(absl::StrCat("time_axis ", timeAxis, " and batch_axis ", batchAxis,
+                                  " must be 0 and 1 (in either order) of a tensor of rank 2 or "
+                                  "more, not ", I.ty(x)));
+  if (lens.shape != std::vector<int64_t>{x.shape[batchAxis]} || !isInteger(lens.dtype))
+    return I.invalid(absl::StrCat("sequence_lens is ", I.ty(lens), "; expected [",
+                                  x.shape[batchAxis], "] integers"));
+  if (x.elements() == 0)
+    return I.define(0, x);
+  auto strides = stridesOf(x.shape);
+  TRY(flat, I.separableIndexMap(x.shape, [&](int64_t d, int64_t c) { return c * strides[d]; }));
+  TRY(t, I.axisIota(x.shape, timeAxis));
+  std::vector<int64_t> along(x.shape.size(), 1);
+  along[batchAxis] = x.shape[batchAxis];
+  Val steps = I.cast(lens, DType::I64);
+  TRY(low, I.binary("max", steps, I.intConstant(DType::I64, 0)));
+  TRY(clamped, I.binary("min", low, I.intConstant(DType::I64, x.shape[timeAxis])));
+  Val len = I.broadcastTo(I.reshape(clamped, along), x.shape);
+  TRY(lenLessT, I.binary("sub", len, t));
+  TRY(reversed, I.binary("sub", lenLessT, I.broadcastTo(I.intConstant(DType::I64, 1), x.shape)));
+  Val inside = I.compare("lt", t, len);
+  TRY(source, I.select(inside, reversed, t));
+  TRY(moved, I.binary("sub", source, t));
+  TRY(delta, I.binary("mul", moved, I.broadcastTo(I.intConstant(DType::I64, strides[timeAxis]),
+                                                   x.shape)));
+  TRY(index, I.binary("add", flat, delta));
+  return I.define(0, I.gatherFlat(x, index));
+}
+
 /// Compress: the slices of `input` along `axis` (of the flattened input
 /// when there is none) where `condition` is true (positions past its end
 /// count as false). The condition must be known at import (it fixes the
@@ -1331,8 +1370,14 @@ absl::Status importScatter(Importer &I) {
   TRY(idx, I.input(1));
   TRY(upd, I.input(2));
   std::string reduction = I.attrString("reduction").value_or("none");
-  if (reduction != "none")
-    return I.unsupported(absl::StrCat("reduction '", reduction, "' is not supported"));
+  const char *combine = reduction == "add"   ? "add"
+                        : reduction == "mul" ? "mul"
+                        : reduction == "max" ? "max"
+                        : reduction == "min" ? "min"
+                                             : nullptr;
+  if (reduction != "none" && !combine)
+    return I.invalid(absl::StrCat("unknown reduction '", reduction,
+                                  "' (none, add, mul, max or min)"));
   if (!idx.known)
     return I.unsupported("the indices must be known at import (a scatter at run-time positions "
                          "is not supported)");
@@ -1368,7 +1413,31 @@ absl::Status importScatter(Importer &I) {
   if (data.elements() == 0)
     return I.invalid("indices into an empty tensor");
   auto dst = stridesOf(data.shape);
-  std::vector<int64_t> source(data.elements(), -1); // update element per data element
+  // The update elements each data element takes, in index order: layer j
+  // holds every element's (j+1)-th (or -1). Without a reduction a later
+  // index replaces an earlier one, so there is one layer; with one, each
+  // layer is combined in turn (a data element written by k updates is k
+  // layers deep).
+  constexpr size_t kMaxLayers = 64;
+  std::vector<std::vector<int64_t>> layers(1, std::vector<int64_t>(data.elements(), -1));
+  std::vector<int32_t> depth(combine ? data.elements() : 0, 0);
+  auto put = [&](int64_t f, int64_t e) -> absl::Status {
+    if (!combine) {
+      layers[0][f] = e;
+      return absl::OkStatus();
+    }
+    size_t j = static_cast<size_t>(depth[f]++);
+    if (j == layers.size()) {
+      if (j == kMaxLayers || static_cast<int64_t>(j + 1) * data.elements() >
+                                 Importer::kMaxFoldElements)
+        return I.unsupported(absl::StrCat("a ", reduction, " scatter that writes one element ",
+                                          j + 1, " times (at most ", kMaxLayers,
+                                          " are resolved at import)"));
+      layers.emplace_back(data.elements(), -1);
+    }
+    layers[j][f] = e;
+    return absl::OkStatus();
+  };
   const HostTensor &ix = *idx.known;
   if (op == "ScatterND") {
     int64_t k = idx.shape.back(), tuples = idx.elements() / std::max<int64_t>(k, 1);
@@ -1384,7 +1453,8 @@ absl::Status importScatter(Importer &I) {
         f += (v < 0 ? v + n : v) * dst[j];
       }
       for (int64_t i = 0; i < chunk; ++i)
-        source[f + i] = t * chunk + i;
+        if (auto st = put(f + i, t * chunk + i); !st.ok())
+          return st;
     }
   } else {
     TRY(ax, I.axis(I.attrInt("axis", 0), r));
@@ -1402,18 +1472,28 @@ absl::Status importScatter(Importer &I) {
         }
         f += c * dst[d];
       }
-      source[f] = e;
+      if (auto st = put(f, e); !st.ok())
+        return st;
     }
   }
-  TRY(take, I.knownMask(data.shape, [&](const std::vector<int64_t> &c) {
-    return source[dot(c, dst)] >= 0;
-  }));
-  TRY(index, I.knownIndexMap(data.shape, [&](const std::vector<int64_t> &c) {
-    return std::max<int64_t>(source[dot(c, dst)], 0);
-  }));
   if (upd.elements() == 0)
     return I.define(0, data);
-  TRY(out, I.select(take, I.gatherFlat(upd, index), data));
+  Val out = data;
+  for (const std::vector<int64_t> &source : layers) {
+    TRY(take, I.knownMask(data.shape, [&](const std::vector<int64_t> &c) {
+      return source[dot(c, dst)] >= 0;
+    }));
+    TRY(index, I.knownIndexMap(data.shape, [&](const std::vector<int64_t> &c) {
+      return std::max<int64_t>(source[dot(c, dst)], 0);
+    }));
+    Val taken = I.gatherFlat(upd, index);
+    if (combine) {
+      TRY(combined, I.binary(combine, out, taken));
+      taken = combined;
+    }
+    TRY(next, I.select(take, taken, out));
+    out = next;
+  }
   return I.define(0, out);
 }
 
@@ -2260,62 +2340,38 @@ absl::Status importDynamicQuantizeLinear(Importer &I) {
   return absl::OkStatus();
 }
 
-/// Einsum of one or two operands, each index at most once per operand: an
-/// operand's indices missing from the output and the other operand are
-/// summed first; the two are then a batched matmul over the shared indices
-/// (batch: also in the output; contracted: not).
-absl::Status importEinsum(Importer &I) {
-  auto eq = I.attrString("equation");
-  if (!eq)
-    return I.invalid("no equation");
-  std::string e;
-  for (char c : *eq)
-    if (c != ' ')
-      e += c;
-  size_t arrow = e.find("->");
-  if (arrow == std::string::npos)
-    return I.unsupported("an equation without '->' is not supported");
-  std::string lhs = e.substr(0, arrow), out = e.substr(arrow + 2);
-  std::vector<std::string> terms;
-  for (size_t s = 0;;) {
-    size_t c = lhs.find(',', s);
-    terms.push_back(lhs.substr(s, c == std::string::npos ? std::string::npos : c - s));
-    if (c == std::string::npos)
-      break;
-    s = c + 1;
-  }
-  if (terms.size() != I.numInputs() || terms.size() > 2)
-    return I.unsupported("only einsums of one or two operands are supported");
-  auto unique = [](const std::string &s) {
-    std::string t = s;
-    std::sort(t.begin(), t.end());
-    return std::adjacent_find(t.begin(), t.end()) == t.end() &&
-           s.find('.') == std::string::npos;
-  };
-  for (const std::string &t : terms)
-    if (!unique(t))
-      return I.unsupported("repeated indices in an operand (diagonals) or '...' are not supported");
-  if (!unique(out))
-    return I.invalid("repeated output indices");
-  std::vector<Val> ops;
+/// An einsum index as a message names it ('...' dims are characters below
+/// ' ': the first, second, ... dim the ellipsis stands for).
+std::string indexName(char c) {
+  if (static_cast<unsigned char>(c) < ' ')
+    return absl::StrCat("'...' dim ", static_cast<int>(c) - 1);
+  return absl::StrCat("'", std::string(1, c), "'");
+}
+
+/// The contraction of one or two operands, each index at most once per
+/// operand, into the indices `out`: an operand's indices missing from the
+/// output and the other operand are summed first; the two are then a
+/// batched matmul over the shared indices (batch: also in the output;
+/// contracted: not). Extents of 1 broadcast.
+absl::StatusOr<Val> einsumPair(Importer &I, std::vector<std::string> terms, std::vector<Val> ops,
+                               const std::string &out) {
   std::map<char, int64_t> extent;
   for (size_t i = 0; i < terms.size(); ++i) {
-    TRY(v, I.input(i));
+    const Val &v = ops[i];
     if (v.shape.size() != terms[i].size())
       return I.invalid(absl::StrCat("operand ", i, " has rank ", v.shape.size(), " for '",
                                     terms[i], "'"));
     for (size_t j = 0; j < terms[i].size(); ++j) {
       auto [it, fresh] = extent.insert({terms[i][j], v.shape[j]});
       if (!fresh && it->second != v.shape[j] && it->second != 1 && v.shape[j] != 1)
-        return I.invalid(absl::StrCat("index '", std::string(1, terms[i][j]), "' has extents ",
+        return I.invalid(absl::StrCat("index ", indexName(terms[i][j]), " has extents ",
                                       it->second, " and ", v.shape[j]));
       it->second = std::max(it->second, v.shape[j]);
     }
-    ops.push_back(v);
   }
   for (char c : out)
     if (!extent.count(c))
-      return I.invalid(absl::StrCat("output index '", std::string(1, c), "' is in no operand"));
+      return I.invalid(absl::StrCat("output index ", indexName(c), " is in no operand"));
   auto has = [](const std::string &s, char c) { return s.find(c) != std::string::npos; };
   // Sum away indices only one operand has and the output lacks.
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -2342,7 +2398,7 @@ absl::Status importEinsum(Importer &I) {
     return I.transpose(v, perm);
   };
   if (ops.size() == 1)
-    return I.define(0, permuteTo(ops[0], terms[0], out));
+    return permuteTo(ops[0], terms[0], out);
   std::string a = terms[0], b = terms[1], batch, contract, freeA, freeB;
   for (char c : a) {
     if (has(b, c))
@@ -2376,7 +2432,157 @@ absl::Status importEinsum(Importer &I) {
   std::vector<int64_t> shape;
   for (char c : idx)
     shape.push_back(extent[c]);
-  return I.define(0, permuteTo(I.reshape(mm, shape), idx, out));
+  return permuteTo(I.reshape(mm, shape), idx, out);
+}
+
+
+/// Einsum in full: '...' (as many dims as the operand has beyond its
+/// letters, aligned to the right across operands and broadcast), an index
+/// repeated within an operand (its diagonal, taken by one gather), the
+/// implicit output (no '->': the indices that occur once, '...' first and
+/// the letters in order) and any number of operands, contracted left to
+/// right (each pair keeps the indices the output or a later operand has).
+absl::Status importEinsum(Importer &I) {
+  auto eq = I.attrString("equation");
+  if (!eq)
+    return I.invalid("no equation");
+  std::string e;
+  for (char c : *eq)
+    if (c != ' ')
+      e += c;
+  size_t arrow = e.find("->");
+  bool implicit = arrow == std::string::npos;
+  std::string lhs = e.substr(0, arrow), out = implicit ? "" : e.substr(arrow + 2);
+  std::vector<std::string> terms;
+  for (size_t s = 0;;) {
+    size_t c = lhs.find(',', s);
+    terms.push_back(lhs.substr(s, c == std::string::npos ? std::string::npos : c - s));
+    if (c == std::string::npos)
+      break;
+    s = c + 1;
+  }
+  if (terms.size() != I.numInputs() || terms.empty())
+    return I.invalid(absl::StrCat("the equation has ", terms.size(), " operands, the node ",
+                                  I.numInputs(), " inputs"));
+  auto isLetter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  // '...' becomes characters 1, 2, ... (the ellipsis' dims, the last
+  // aligned with the last): an operand with fewer takes the last ones.
+  auto expand = [&](std::string &t, int64_t dims, int64_t most) -> absl::Status {
+    size_t dots = t.find("...");
+    if (dots == std::string::npos)
+      return absl::OkStatus();
+    if (t.find("...", dots + 3) != std::string::npos)
+      return I.invalid(absl::StrCat("'", t, "' has two '...'"));
+    std::string dimsOf;
+    for (int64_t k = most - dims; k < most; ++k)
+      dimsOf += static_cast<char>(1 + k);
+    t = t.substr(0, dots) + dimsOf + t.substr(dots + 3);
+    return absl::OkStatus();
+  };
+  std::vector<Val> ops;
+  std::vector<int64_t> ellipsis(terms.size(), 0);
+  int64_t most = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    TRY(v, I.input(i));
+    int64_t letters = 0;
+    for (char c : terms[i]) {
+      if (isLetter(c))
+        ++letters;
+      else if (c != '.')
+        return I.invalid(absl::StrCat("'", std::string(1, c), "' in the equation (indices are "
+                                      "letters)"));
+    }
+    bool dots = terms[i].find("...") != std::string::npos;
+    int64_t rank = static_cast<int64_t>(v.shape.size());
+    if (dots ? rank < letters : rank != letters)
+      return I.invalid(absl::StrCat("operand ", i, " is ", I.ty(v), " for '", terms[i], "'"));
+    ellipsis[i] = dots ? rank - letters : 0;
+    most = std::max(most, ellipsis[i]);
+    ops.push_back(v);
+  }
+  if (most > 30)
+    return I.unsupported(absl::StrCat("'...' standing for ", most, " dims (at most 30)"));
+  for (size_t i = 0; i < terms.size(); ++i)
+    if (auto st = expand(terms[i], ellipsis[i], most); !st.ok())
+      return st;
+  if (implicit) {
+    std::map<char, int> count;
+    for (const std::string &t : terms)
+      for (char c : t)
+        ++count[c];
+    for (auto [c, n] : count) // '...' dims sort first, then the letters
+      if (n == 1 || static_cast<unsigned char>(c) < ' ')
+        if (std::string(1, c) != "." && out.find(c) == std::string::npos)
+          out += c;
+  } else {
+    for (char c : out)
+      if (!isLetter(c) && c != '.')
+        return I.invalid(absl::StrCat("'", std::string(1, c), "' in the output (indices are "
+                                      "letters)"));
+    // (An output without '...' sums the dims it stands for.)
+    if (auto st = expand(out, most, most); !st.ok())
+      return st;
+  }
+  {
+    std::string sorted = out;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      return I.invalid("repeated output indices");
+  }
+  // Diagonals: an operand with a repeated index is its elements where those
+  // coordinates agree, gathered at the flat index sum over its distinct
+  // indices of the coordinate times the strides of its positions.
+  for (size_t i = 0; i < terms.size(); ++i) {
+    std::string distinct;
+    for (char c : terms[i])
+      if (distinct.find(c) == std::string::npos)
+        distinct += c;
+    if (distinct.size() == terms[i].size())
+      continue;
+    const std::vector<int64_t> &shape = ops[i].shape;
+    auto strides = stridesOf(shape);
+    std::vector<int64_t> dshape, dstride;
+    for (char c : distinct) {
+      int64_t extent = -1, stride = 0;
+      for (size_t j = 0; j < terms[i].size(); ++j) {
+        if (terms[i][j] != c)
+          continue;
+        if (extent >= 0 && shape[j] != extent)
+          return I.invalid(absl::StrCat("operand ", i, "'s diagonal over ", indexName(c),
+                                        " has extents ", extent, " and ", shape[j]));
+        extent = shape[j];
+        stride += strides[j];
+      }
+      dshape.push_back(extent);
+      dstride.push_back(stride);
+    }
+    if (elementCount(dshape) == 0 || ops[i].elements() == 0)
+      return I.unsupported("an einsum of an empty operand");
+    TRY(index, I.separableIndexMap(dshape, [&](int64_t d, int64_t c) { return c * dstride[d]; }));
+    ops[i] = I.gatherFlat(ops[i], index);
+    terms[i] = distinct;
+  }
+  // Left to right: each pair keeps what the output or a later operand reads.
+  Val acc = ops[0];
+  std::string accTerm = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) {
+    std::string keep;
+    std::string both = accTerm + terms[i];
+    for (char c : both) {
+      if (keep.find(c) != std::string::npos)
+        continue;
+      bool later = out.find(c) != std::string::npos;
+      for (size_t j = i + 1; j < terms.size() && !later; ++j)
+        later = terms[j].find(c) != std::string::npos;
+      if (later)
+        keep += c;
+    }
+    TRY(pair, einsumPair(I, {accTerm, terms[i]}, {acc, ops[i]}, keep));
+    acc = pair;
+    accTerm = keep;
+  }
+  TRY(result, einsumPair(I, {accTerm}, {acc}, out));
+  return I.define(0, result);
 }
 
 } // namespace
@@ -2524,10 +2730,12 @@ const std::map<std::string, OpImporter> &opImporters() {
       // Gathers and scatters.
       {"Gather", importGather},
       {"Compress", importCompress},
+      {"ReverseSequence", importReverseSequence},
       {"GatherElements", importGatherElements},
       {"GatherND", importGatherND},
       {"ScatterND", importScatter},
       {"ScatterElements", importScatter},
+      {"Scatter", importScatter}, // ScatterElements before opset 11
       // Reductions, scans, normalizations.
       {"ReduceSum", importReduce},
       {"ReduceMean", importReduce},
@@ -2558,6 +2766,13 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"RNN", importRNN},
       {"GRU", importRNN},
       {"LSTM", importRNN},
+      // Signal processing (OnnxSignal.cpp).
+      {"HannWindow", importSignalOp},
+      {"HammingWindow", importSignalOp},
+      {"BlackmanWindow", importSignalOp},
+      {"MelWeightMatrix", importSignalOp},
+      {"DFT", importSignalOp},
+      {"STFT", importSignalOp},
       // Contractions.
       {"MatMul", importMatMul},
       {"Gemm", importMatMul},

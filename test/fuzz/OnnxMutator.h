@@ -248,25 +248,26 @@ inline uint32_t interestingFloat(std::mt19937_64 &rng) {
 
 inline const std::vector<std::string> &knownOps() {
   static const std::vector<std::string> ops = {
-      "Abs", "Acos", "Acosh", "Add", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan",
-      "Atanh", "AveragePool", "BatchNormalization", "BitShift", "Cast", "CastLike", "Ceil",
-      "Celu", "Clip", "Compress", "Concat", "Constant", "ConstantOfShape", "Conv",
-      "ConvInteger", "ConvTranspose", "Cos", "Cosh", "CumSum", "DepthToSpace",
+      "Abs", "Acos", "Acosh", "Add", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan", "Atanh",
+      "AveragePool", "BatchNormalization", "BitShift", "BlackmanWindow", "Cast", "CastLike",
+      "Ceil", "Celu", "Clip", "Compress", "Concat", "Constant", "ConstantOfShape", "Conv",
+      "ConvInteger", "ConvTranspose", "Cos", "Cosh", "CumSum", "DFT", "DepthToSpace",
       "DequantizeLinear", "Div", "Dropout", "DynamicQuantizeLinear", "Einsum", "Elu", "Equal",
-      "Erf", "Exp", "Expand", "EyeLike", "Flatten", "Floor", "Gather", "GatherElements",
+      "Erf", "Exp", "Expand", "EyeLike", "Flatten", "Floor", "GRU", "Gather", "GatherElements",
       "GatherND", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Greater", "GreaterOrEqual",
-      "HardSigmoid", "HardSwish", "Hardmax", "Identity", "InstanceNormalization", "IsInf",
-      "IsNaN", "LRN", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log",
-      "LogSoftmax", "MatMul", "MatMulInteger", "Max", "MaxPool", "Mean",
-      "MeanVarianceNormalization", "Min", "Mish", "Mod", "Mul", "Neg",
+      "HammingWindow", "HannWindow", "HardSigmoid", "HardSwish", "Hardmax", "Identity",
+      "InstanceNormalization", "IsInf", "IsNaN", "LRN", "LSTM", "LayerNormalization", "LeakyRelu",
+      "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul", "MatMulInteger", "Max", "MaxPool",
+      "Mean", "MeanVarianceNormalization", "MelWeightMatrix", "Min", "Mish", "Mod", "Mul", "Neg",
       "NegativeLogLikelihoodLoss", "Not", "OneHot", "Or", "PRelu", "Pad", "Pow", "QLinearConv",
-      "QLinearMatMul", "QuantizeLinear", "Range", "Reciprocal", "ReduceL1", "ReduceL2",
-      "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
-      "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "Round", "ScatterElements",
-      "ScatterND", "Selu", "Shape", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice",
-      "Softmax", "SoftmaxCrossEntropyLoss", "Softplus", "Softsign", "SpaceToDepth", "Split",
-      "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK",
-      "Transpose", "Trilu", "Unsqueeze", "Upsample", "Where", "Xor"};
+      "QLinearMatMul", "QuantizeLinear", "RNN", "Range", "Reciprocal", "ReduceL1", "ReduceL2",
+      "ReduceLogSum",
+      "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
+      "ReduceSumSquare", "Relu", "Reshape", "Resize", "ReverseSequence", "Round", "STFT",
+      "Scatter", "ScatterElements", "ScatterND", "Selu", "Shape", "Shrink", "Sigmoid", "Sign",
+      "Sin", "Sinh", "Size", "Slice", "Softmax", "SoftmaxCrossEntropyLoss", "Softplus", "Softsign",
+      "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu",
+      "Tile", "TopK", "Transpose", "Trilu", "Unsqueeze", "Upsample", "Where", "Xor"};
   return ops;
 }
 

@@ -27,6 +27,15 @@ a protobuf writer of its own (no onnx package needed):
                      tf_crop_and_resize with a crop box past the input on both
                      sides (the extrapolation value there)
   lstm_bidir_peep/, gru_reverse_acts/, rnn_ragged_batchwise/, gru_lbr_clip/
+  einsum_*/, dft_*/, stft_*/, reverse_sequence_runtime/, scatter_*_dups/
+                     what the ONNX node tests leave out of Einsum ('...',
+                     diagonals, three operands, implicit outputs), DFT
+                     (complex input, another axis, padding, inverse,
+                     one-sided; opset 17 and 20), STFT (a run-time window,
+                     complex, two-sided), ReverseSequence (lengths as a
+                     graph input, batch-major) and scatters that reduce
+                     duplicates (max, min, mul), with expected outputs from
+                     the direct definitions in Python
                      backend test folders of the recurrent layers with what
                      the ONNX node tests leave out (both directions, reverse,
                      peepholes with initial states, activation lists with
@@ -34,6 +43,9 @@ a protobuf writer of its own (no onnx package needed):
                      expected outputs from a float64 reference written here
   rnn_reverse_ragged.onnx  a reverse RNN over ragged sequence_lens (refused)
 """
+import cmath
+import itertools
+import math
 import os
 import struct
 import sys
@@ -183,6 +195,7 @@ def main():
         [tensor("c", INT64, [4], [3, 5, 7, 1 << 40])], [], [("y", INT64, [])], opset=13))
     crop_resize_tests(out)
     recurrent_tests(out)
+    more_op_tests(out)
 
 
 def lcg(seed, n, lo, hi):
@@ -557,6 +570,181 @@ def recurrent_tests(out):
          betas=(0.7,), layout=1, lens=[5, 2, 1], states=True, seed=51)
     m = case("rnn_reverse_ragged", "RNN", 3, 2, 2, 2, direction="reverse", lens=[3, 1], seed=61)
     open(os.path.join(out, "rnn_reverse_ragged.onnx"), "wb").write(m)
+
+
+def einsum_reference(terms, out, operands):
+    """sum over every index assignment of the product of the operands'
+    elements (each operand: (flat values, dims); a dim of 1 broadcasts)."""
+    extent = {}
+    for t, (_, dims) in zip(terms, operands):
+        for c, d in zip(t, dims):
+            extent[c] = max(extent.get(c, 1), d)
+    letters = sorted(extent)
+    out_dims = [extent[c] for c in out]
+    result = [0.0] * max(1, math.prod(out_dims))
+    for assign in itertools.product(*(range(extent[c]) for c in letters)):
+        at = dict(zip(letters, assign))
+        prod = 1.0
+        for t, (vals, dims) in zip(terms, operands):
+            f = 0
+            for c, d in zip(t, dims):
+                f = f * d + (at[c] if d > 1 else 0)
+            prod *= vals[f]
+        o = 0
+        for c, d in zip(out, out_dims):
+            o = o * d + at[c]
+        result[o] += prod
+    return result, out_dims
+
+
+def dft_reference(x, dims, axis, length, inverse, onesided):
+    """ONNX DFT of flat x ([..., c], c 1 or 2) along `axis`."""
+    c = dims[-1]
+    sig = dims[:-1]
+    n = sig[axis]
+    bins = length // 2 + 1 if onesided else length
+    odims = sig[:axis] + [bins] + sig[axis + 1:]
+    out = []
+    for idx in itertools.product(*(range(d) for d in odims)):
+        acc = 0j
+        for i in range(min(n, length)):
+            src = list(idx)
+            src[axis] = i
+            f = 0
+            for s, d in zip(src, sig):
+                f = f * d + s
+            z = complex(x[f * c], x[f * c + 1] if c == 2 else 0.0)
+            acc += z * cmath.exp((1 if inverse else -1) * 2j * math.pi * idx[axis] * i / length)
+        if inverse:
+            acc /= length
+        out += [acc.real, acc.imag]
+    return out, odims + [2]
+
+
+def more_op_tests(out):
+    def f32(vals):
+        return [struct.unpack("<f", struct.pack("<f", v))[0] for v in vals]
+
+    # Einsum.
+    def einsum_case(name, equation, ref_terms, ref_out, shapes, seed):
+        ins = [f"x{i}" for i in range(len(shapes))]
+        vals = [f32(rand_floats(seed + i, math.prod(d), 1.0)) for i, d in enumerate(shapes)]
+        y, ydims = einsum_reference(ref_terms, ref_out, list(zip(vals, shapes)))
+        m = model([node("Einsum", ins, ["y"], name, attr_string("equation", equation))], [],
+                  [(n, FLOAT, d) for n, d in zip(ins, shapes)], [("y", FLOAT, ydims)], opset=12)
+        backend_test(out, name, m, [tensor(n, FLOAT, d, v) for n, d, v in zip(ins, shapes, vals)],
+                     [tensor("y", FLOAT, ydims, f32(y))])
+
+    # '...' broadcast across operands ([2, 1] against [5]).
+    einsum_case("einsum_ellipsis", "...ij,...jk->...ik", ["xyij", "yjk"], "xyik",
+                [[2, 1, 3, 4], [5, 4, 2]], 71)
+    einsum_case("einsum_diagonal", "bii,bj->bij", ["bii", "bj"], "bij", [[2, 3, 3], [2, 4]], 73)
+    einsum_case("einsum_three", "ij,jk,kl->li", ["ij", "jk", "kl"], "li",
+                [[3, 4], [4, 5], [5, 2]], 75)
+    einsum_case("einsum_implicit", "kj,ji", ["kj", "ji"], "ik", [[3, 4], [4, 2]], 77)
+    einsum_case("einsum_trace_implicit", "ii", ["ii"], "", [[4, 4]], 79)
+    einsum_case("einsum_ellipsis_implicit", "...j,j...", ["xyj", "jxy"], "xy",
+                [[2, 3, 4], [4, 2, 3]], 81)
+
+    # DFT.
+    def dft_case(name, dims, axis, length, inverse, onesided, opset, seed):
+        x = f32(rand_floats(seed, math.prod(dims), 1.0))
+        y, ydims = dft_reference(x, dims, axis, length or dims[axis], inverse, onesided)
+        ins, inits, attrs = ["x"], [], attr_int("inverse", inverse) + attr_int("onesided", onesided)
+        ins.append("len" if length else "")
+        if length:
+            inits.append(tensor("len", INT64, [], [length]))
+        if opset >= 20:
+            ins.append("axis")
+            inits.append(tensor("axis", INT64, [], [axis]))
+        else:
+            attrs += attr_int("axis", axis)
+        while ins[-1] == "":
+            ins.pop()
+        m = model([node("DFT", ins, ["y"], name, attrs)], inits, [("x", FLOAT, dims)],
+                  [("y", FLOAT, ydims)], opset=opset)
+        backend_test(out, name, m, [tensor("x", FLOAT, dims, x)], [tensor("y", FLOAT, ydims, f32(y))])
+
+    # Complex [3, 5, 2] along axis 0, padded to 4 points; an inverse along
+    # axis 1 of a real [2, 6, 3, 1] cut to 5; one-sided over 7 (odd) at
+    # opset 20 with the axis as an input.
+    dft_case("dft_complex_axis0_pad", [3, 5, 2], 0, 4, 0, 0, 17, 83)
+    dft_case("dft_inverse_cut", [2, 6, 3, 1], 1, 5, 1, 0, 17, 85)
+    dft_case("dft_onesided_opset20", [2, 7, 2], 1, None, 0, 1, 20, 87)
+
+    # STFT of a complex [2, 11, 2] signal: frames of 4 every 3 samples,
+    # weighted by a run-time window, two-sided.
+    batch, length, step, frame = 2, 11, 3, 4
+    x = f32(rand_floats(89, batch * length * 2, 1.0))
+    win = f32(rand_floats(91, frame, 1.0))
+    frames = 1 + (length - frame) // step
+    y = []
+    for b in range(batch):
+        for t in range(frames):
+            for k in range(frame):
+                acc = 0j
+                for i in range(frame):
+                    f = (b * length + t * step + i) * 2
+                    acc += win[i] * complex(x[f], x[f + 1]) * cmath.exp(-2j * math.pi * k * i / frame)
+                y += [acc.real, acc.imag]
+    ydims = [batch, frames, frame, 2]
+    m = model([node("STFT", ["x", "step", "win"], ["y"], "stft_window_input",
+                    attr_int("onesided", 0))], [tensor("step", INT64, [], [step])],
+              [("x", FLOAT, [batch, length, 2]), ("win", FLOAT, [frame])], [("y", FLOAT, ydims)],
+              opset=17)
+    backend_test(out, "stft_window_input", m,
+                 [tensor("x", FLOAT, [batch, length, 2], x), tensor("win", FLOAT, [frame], win)],
+                 [tensor("y", FLOAT, ydims, f32(y))])
+
+    # ReverseSequence: batch-major [3, 5, 2] with the lengths a graph input.
+    dims, lens = [3, 5, 2], [5, 1, 3]
+    x = f32(rand_floats(93, math.prod(dims), 1.0))
+    y = []
+    for b in range(3):
+        for t in range(5):
+            src = lens[b] - 1 - t if t < lens[b] else t
+            y += x[(b * 5 + src) * 2:(b * 5 + src) * 2 + 2]
+    m = model([node("ReverseSequence", ["x", "lens"], ["y"], "reverse_batch_major",
+                    attr_int("time_axis", 1) + attr_int("batch_axis", 0))], [],
+              [("x", FLOAT, dims), ("lens", INT64, [3])], [("y", FLOAT, dims)], opset=10)
+    backend_test(out, "reverse_sequence_runtime", m,
+                 [tensor("x", FLOAT, dims, x), tensor("lens", INT64, [3], lens)],
+                 [tensor("y", FLOAT, dims, y)])
+
+    # Scatters whose indices repeat, reduced: ScatterElements max along axis
+    # 1, ScatterND min, ScatterElements mul (opset 18).
+    data = f32(rand_floats(95, 12, 2.0))
+    upd = f32(rand_floats(97, 6, 2.0))
+    idx = [1, 1, 3, 0, 0, 0]  # [3, 2] into [3, 4] along axis 1
+    def elements(op):
+        y = list(data)
+        for r in range(3):
+            for j in range(2):
+                f = r * 4 + idx[r * 2 + j]
+                y[f] = op(y[f], upd[r * 2 + j])
+        return y
+    for name, red, op in [("scatter_max_dups", "max", max), ("scatter_mul_dups", "mul",
+                                                             lambda a, b: a * b)]:
+        m = model([node("ScatterElements", ["d", "i", "u"], ["y"], name,
+                        attr_int("axis", 1) + attr_string("reduction", red))],
+                  [tensor("i", INT64, [3, 2], idx)], [("d", FLOAT, [3, 4]), ("u", FLOAT, [3, 2])],
+                  [("y", FLOAT, [3, 4])], opset=18)
+        backend_test(out, name, m, [tensor("d", FLOAT, [3, 4], data), tensor("u", FLOAT, [3, 2], upd)],
+                     [tensor("y", FLOAT, [3, 4], f32(elements(op)))])
+    # ScatterND min: rows [2, 0, 2] of a [3, 4] (row 2 twice).
+    rows = [2, 0, 2]
+    upd3 = f32(rand_floats(99, 12, 2.0))
+    y = list(data)
+    for t, r in enumerate(rows):
+        for j in range(4):
+            y[r * 4 + j] = min(y[r * 4 + j], upd3[t * 4 + j])
+    m = model([node("ScatterND", ["d", "i", "u"], ["y"], "scatternd_min_dups",
+                    attr_string("reduction", "min"))],
+              [tensor("i", INT64, [3, 1], rows)], [("d", FLOAT, [3, 4]), ("u", FLOAT, [3, 4])],
+              [("y", FLOAT, [3, 4])], opset=18)
+    backend_test(out, "scatternd_min_dups", m,
+                 [tensor("d", FLOAT, [3, 4], data), tensor("u", FLOAT, [3, 4], upd3)],
+                 [tensor("y", FLOAT, [3, 4], y)])
 
 
 if __name__ == "__main__":
