@@ -241,6 +241,14 @@ absl::Status importConv(Importer &I) {
     }
     if (outPad.size() != n || (outShape && outShape->size() != n))
       return I.invalid(absl::StrCat("output_padding and output_shape need ", n, " values"));
+    // In range before any arithmetic on them (a mutated model's INT64_MIN
+    // overflowed the pads' subtraction).
+    for (size_t i = 0; i < n; ++i) {
+      if (outPad[i] < 0 || outPad[i] > (int64_t(1) << 31))
+        return I.invalid(absl::StrCat("output_padding ", outPad[i], " is outside [0, 2^31]"));
+      if (outShape && ((*outShape)[i] < 1 || (*outShape)[i] > Importer::kMaxElements))
+        return I.invalid(absl::StrCat("output_shape ", (*outShape)[i], " is outside [1, 2^40]"));
+    }
     for (size_t i = 0; i < n; ++i) {
       // ONNX: out = stride·(in - 1) + output_padding + extent - pads.
       int64_t unpadded = (spatial[i] - 1) * win.strides[i] + win.extent(i);
