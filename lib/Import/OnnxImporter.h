@@ -273,6 +273,7 @@ absl::Status importPool(Importer &I);
 absl::Status importBatchNormalization(Importer &I);
 absl::Status importInstanceNormalization(Importer &I);
 absl::Status importResize(Importer &I);
+absl::Status importGridSample(Importer &I);
 /// RNN, GRU and LSTM, unrolled over their steps (OnnxRecurrent.cpp).
 absl::Status importRNN(Importer &I);
 /// The window functions, MelWeightMatrix, DFT and STFT (OnnxSignal.cpp).

@@ -2790,6 +2790,7 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"InstanceNormalization", importInstanceNormalization},
       {"Resize", importResize},
       {"Upsample", importResize},
+      {"GridSample", importGridSample},
   };
   return table;
 }

@@ -834,6 +834,235 @@ absl::StatusOr<Val> resizeAxis(Importer &I, Val x, size_t axis, int64_t out,
 
 } // namespace
 
+/// GridSample (opset 16: 4-D, modes bilinear, nearest, bicubic; opset 20:
+/// any rank, linear, nearest, cubic): output[n, c, o...] samples X[n, c] at
+/// the point grid[n, o...] (normalized to [-1, 1], its last dim in reverse
+/// order: x first). Per spatial dim the point is unnormalized
+/// (align_corners), brought inside by the padding mode (border: clamped;
+/// reflection: reflected about the borders), and split into taps (one for
+/// nearest, 2 for linear, 4 for cubic with Keys' alpha = -0.75) with
+/// weights; each combination of one tap per dim is one gather of X at run
+/// time positions, weighted and summed. Zeros padding gives out-of-range
+/// taps the weight 0 (their index clamped, so no read leaves X).
+absl::Status importGridSample(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(grid, I.input(1));
+  size_t rank = x.shape.size();
+  if (rank < 3 || isInteger(x.dtype))
+    return I.invalid(absl::StrCat("X is ", I.ty(x), "; expected [N, C, spatial...] floats"));
+  size_t r = rank - 2;
+  if (grid.shape.size() != rank || grid.shape[0] != x.shape[0] ||
+      grid.shape.back() != static_cast<int64_t>(r) || isInteger(grid.dtype))
+    return I.invalid(absl::StrCat("the grid is ", I.ty(grid), "; expected [", x.shape[0],
+                                  ", out..., ", r, "] floats for X ", I.ty(x)));
+  std::string mode = I.attrString("mode").value_or(I.opset >= 20 ? "linear" : "bilinear");
+  if (mode == "bilinear")
+    mode = "linear";
+  if (mode == "bicubic")
+    mode = "cubic";
+  std::string padding = I.attrString("padding_mode").value_or("zeros");
+  bool align = I.attrInt("align_corners", 0) != 0;
+  if (mode != "linear" && mode != "nearest" && mode != "cubic")
+    return I.invalid(absl::StrCat("unknown mode '", mode, "'"));
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return I.invalid(absl::StrCat("unknown padding_mode '", padding, "'"));
+  int64_t batch = x.shape[0], channels = x.shape[1];
+  std::vector<int64_t> outSpatial(grid.shape.begin() + 1, grid.shape.end() - 1);
+  std::vector<int64_t> pointShape = {batch}; // [N, out...]
+  pointShape.insert(pointShape.end(), outSpatial.begin(), outSpatial.end());
+  std::vector<int64_t> outShape = {batch, channels};
+  outShape.insert(outShape.end(), outSpatial.begin(), outSpatial.end());
+  TRY(count, I.checkedElements(outShape));
+  if (count == 0 || x.elements() == 0)
+    return I.unsupported("a GridSample of an empty tensor");
+  int64_t taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+  int64_t combos = 1;
+  for (size_t d = 0; d < r; ++d)
+    if ((combos *= taps) > 4096)
+      return I.unsupported(absl::StrCat(r, " spatial dims of ", mode, " taps (more than 4,096 "
+                                        "gathers)"));
+  const DType F = DType::F32;
+  auto k = [&](double v) { return I.constant(F, v); };
+  Val g = I.cast(grid, F);
+  // Per dim: the taps' indices (i64, clamped into range) and weights (f32,
+  // 0 for a zeros-padded tap outside), each [N, out...].
+  std::vector<std::vector<std::pair<Val, Val>>> perDim(r);
+  for (size_t d = 0; d < r; ++d) {
+    int64_t size = x.shape[2 + d];
+    std::vector<int64_t> offsets(rank, 0), strides(rank, 1), shape = grid.shape;
+    offsets.back() = static_cast<int64_t>(r - 1 - d);
+    shape.back() = 1;
+    Val n = I.reshape(I.slice(g, offsets, strides, shape), pointShape);
+    double len = static_cast<double>(size);
+    // Unnormalized: align ? (n + 1) / 2 (len - 1) : ((n + 1) len - 1) / 2.
+    TRY(n1, I.binary("add", n, k(1)));
+    TRY(scaled, I.binary("mul", n1, k(align ? (len - 1) / 2 : len / 2)));
+    Val p = scaled;
+    if (!align) {
+      TRY(shifted, I.binary("sub", scaled, k(0.5)));
+      p = shifted;
+    }
+    double lo = align ? 0 : -0.5, hi = align ? len - 1 : len - 0.5;
+    // Reflection about [lo, hi] of a value v (the reference's loop in
+    // closed form): the distance past the near border, folded by its
+    // number of whole ranges, odd counts from the far border.
+    auto reflect = [&](Val v) -> absl::StatusOr<Val> {
+      double range = hi - lo;
+      if (range <= 0)
+        return I.broadcastTo(k(lo), v.shape);
+      TRY(belowDist, I.binary("sub", k(lo), v));
+      TRY(aboveDist, I.binary("sub", v, k(hi)));
+      Val below = I.compare("lt", v, I.broadcastTo(k(lo), v.shape));
+      TRY(dist, I.select(below, belowDist, aboveDist));
+      TRY(q, I.binary("div", dist, k(range)));
+      Val whole = I.unary("floor", q);
+      TRY(wholeRange, I.binary("mul", whole, k(range)));
+      TRY(rest, I.binary("sub", dist, wholeRange));
+      TRY(half, I.binary("mul", whole, k(0.5)));
+      TRY(twice, I.binary("mul", I.unary("floor", half), k(2)));
+      TRY(parity, I.binary("sub", whole, twice));
+      Val even = I.compare("eq", parity, I.broadcastTo(k(0), v.shape));
+      TRY(fromLo, I.binary("add", k(lo), rest));
+      TRY(fromHi, I.binary("sub", k(hi), rest));
+      TRY(inBelow, I.select(even, fromLo, fromHi));
+      TRY(inAbove, I.select(even, fromHi, fromLo));
+      TRY(folded, I.select(below, inBelow, inAbove));
+      Val outside = I.compare("gt", dist, I.broadcastTo(k(0), v.shape));
+      return I.select(outside, folded, v);
+    };
+    if (padding == "border") {
+      TRY(a, I.binary("max", p, k(0)));
+      TRY(b, I.binary("min", a, k(len - 1)));
+      p = b;
+    } else if (padding == "reflection") {
+      TRY(b, reflect(p));
+      p = b;
+    }
+    // A tap at integer position t (f32): its index into X along d, clamped
+    // (reflected, for reflection padding), and whether it lies inside.
+    auto tap = [&](Val t, Val w) -> absl::Status {
+      Val pos = t;
+      if (padding == "reflection") {
+        TRY(b, reflect(t));
+        // int() of the reflected value: truncation (it is at least lo).
+        TRY(nonneg, I.binary("max", b, k(0)));
+        pos = I.unary("floor", nonneg);
+      }
+      TRY(a, I.binary("max", pos, k(0)));
+      TRY(c, I.binary("min", a, k(len - 1)));
+      Val weight = w;
+      if (padding == "zeros") {
+        Val inLo = I.compare("ge", t, I.broadcastTo(k(0), t.shape));
+        Val inHi = I.compare("le", t, I.broadcastTo(k(len - 1), t.shape));
+        TRY(both, I.select(inLo, I.cast(inHi, F), I.broadcastTo(k(0), t.shape)));
+        TRY(ww, I.binary("mul", w, both));
+        weight = ww;
+      }
+      perDim[d].push_back({I.cast(c, DType::I64), weight});
+      return absl::OkStatus();
+    };
+    if (mode == "nearest") {
+      // Halves to even in 2-D (PyTorch's nearbyint), away from zero
+      // otherwise (std::round).
+      Val t = I.unary("round", p);
+      if (r != 2) {
+        TRY(absP, I.binary("max", p, I.unary("neg", p)));
+        TRY(up, I.binary("add", absP, k(0.5)));
+        Val mag = I.unary("floor", up);
+        Val neg = I.compare("lt", p, I.broadcastTo(k(0), p.shape));
+        TRY(away, I.select(neg, I.unary("neg", mag), mag));
+        t = away;
+      }
+      if (auto st = tap(t, I.broadcastTo(k(1), p.shape)); !st.ok())
+        return st;
+      continue;
+    }
+    Val base = I.unary("floor", p);
+    TRY(frac, I.binary("sub", p, base));
+    std::vector<Val> weights;
+    if (mode == "linear") {
+      TRY(w0, I.binary("sub", k(1), frac));
+      weights = {w0, frac};
+    } else {
+      // Keys' cubic convolution weights at distances 1 + t, t, 1 - t, 2 - t.
+      const double a = -0.75;
+      auto near = [&](Val s) -> absl::StatusOr<Val> { // ((a + 2) s - (a + 3)) s^2 + 1
+        TRY(s1, I.binary("mul", s, k(a + 2)));
+        TRY(s2, I.binary("sub", s1, k(a + 3)));
+        TRY(s3, I.binary("mul", s2, s));
+        TRY(s4, I.binary("mul", s3, s));
+        return I.binary("add", s4, k(1));
+      };
+      auto far = [&](Val s) -> absl::StatusOr<Val> { // ((a s - 5a) s + 8a) s - 4a
+        TRY(s1, I.binary("mul", s, k(a)));
+        TRY(s2, I.binary("sub", s1, k(5 * a)));
+        TRY(s3, I.binary("mul", s2, s));
+        TRY(s4, I.binary("add", s3, k(8 * a)));
+        TRY(s5, I.binary("mul", s4, s));
+        return I.binary("sub", s5, k(4 * a));
+      };
+      TRY(d0, I.binary("add", frac, k(1)));
+      TRY(d2, I.binary("sub", k(1), frac));
+      TRY(d3, I.binary("sub", k(2), frac));
+      TRY(w0, far(d0));
+      TRY(w1, near(frac));
+      TRY(w2, near(d2));
+      TRY(w3, far(d3));
+      weights = {w0, w1, w2, w3};
+    }
+    double first = mode == "cubic" ? -1 : 0;
+    for (size_t j = 0; j < weights.size(); ++j) {
+      TRY(t, I.binary("add", base, k(first + static_cast<double>(j))));
+      if (auto st = tap(t, weights[j]); !st.ok())
+        return st;
+    }
+  }
+  // X's flat index of (n, c) at every output element, then each combination.
+  int64_t plane = 1;
+  for (size_t d = 0; d < r; ++d)
+    plane *= x.shape[2 + d];
+  TRY(start, I.separableIndexMap(outShape, [&](int64_t d, int64_t c) -> int64_t {
+    return d == 0 ? c * channels * plane : d == 1 ? c * plane : 0;
+  }));
+  std::vector<int64_t> wide = pointShape;
+  wide.insert(wide.begin() + 1, 1);
+  auto spread = [&](Val v) { return I.broadcastTo(I.reshape(v, wide), outShape); };
+  std::optional<Val> sum;
+  for (int64_t combo = 0; combo < combos; ++combo) {
+    std::optional<Val> offset, weight;
+    int64_t rest = combo, stride = plane;
+    for (size_t d = 0; d < r; ++d) {
+      auto &[index, w] = perDim[d][rest % taps];
+      rest /= taps;
+      stride /= x.shape[2 + d];
+      TRY(part, I.binary("mul", index, I.intConstant(DType::I64, stride)));
+      if (offset) {
+        TRY(o, I.binary("add", *offset, part));
+        offset = o;
+      } else {
+        offset = part;
+      }
+      if (weight) {
+        TRY(ww, I.binary("mul", *weight, w));
+        weight = ww;
+      } else {
+        weight = w;
+      }
+    }
+    TRY(at, I.binary("add", start, spread(*offset)));
+    Val picked = I.cast(I.gatherFlat(x, at), F);
+    TRY(term, I.binary("mul", picked, spread(*weight)));
+    if (sum) {
+      TRY(s2, I.binary("add", *sum, term));
+      sum = s2;
+    } else {
+      sum = term;
+    }
+  }
+  return I.define(0, I.cast(*sum, x.dtype));
+}
+
+
 absl::Status importResize(Importer &I) {
   bool upsample = I.node->opType == "Upsample";
   TRY(x, I.input(0));

@@ -27,6 +27,9 @@ a protobuf writer of its own (no onnx package needed):
                      tf_crop_and_resize with a crop box past the input on both
                      sides (the extrapolation value there)
   lstm_bidir_peep/, gru_reverse_acts/, rnn_ragged_batchwise/, gru_lbr_clip/
+  gridsample_*/      GridSample: cubic with reflection (points several ranges
+                     outside), nearest with reflection, 3-D linear with
+                     border (opset 20), cubic with zeros and aligned corners
   einsum_*/, dft_*/, stft_*/, reverse_sequence_runtime/, scatter_*_dups/
                      what the ONNX node tests leave out of Einsum ('...',
                      diagonals, three operands, implicit outputs), DFT
@@ -196,6 +199,7 @@ def main():
     crop_resize_tests(out)
     recurrent_tests(out)
     more_op_tests(out)
+    grid_sample_tests(out)
 
 
 def lcg(seed, n, lo, hi):
@@ -745,6 +749,112 @@ def more_op_tests(out):
     backend_test(out, "scatternd_min_dups", m,
                  [tensor("d", FLOAT, [3, 4], data), tensor("u", FLOAT, [3, 4], upd3)],
                  [tensor("y", FLOAT, [3, 4], y)])
+
+
+def grid_sample_reference(x, xd, grid, gd, mode, padding, align):
+    """GridSample by its definition: per output point, the taps of each
+    spatial dim (unnormalized, brought inside by the padding mode), their
+    weights, and the sum over one tap a dim."""
+    n_, c_ = xd[0], xd[1]
+    sp = xd[2:]
+    r = len(sp)
+    outsp = gd[1:-1]
+
+    def reflect(v, lo, hi):
+        rng = hi - lo
+        if v < lo:
+            d = lo - v
+            k = int(d / rng)
+            rest = d - k * rng
+            return lo + rest if k % 2 == 0 else hi - rest
+        if v > hi:
+            d = v - hi
+            k = int(d / rng)
+            rest = d - k * rng
+            return hi - rest if k % 2 == 0 else lo + rest
+        return v
+
+    def cubic(t):
+        a = -0.75
+        def near(s):
+            return ((a + 2) * s - (a + 3)) * s * s + 1
+        def far(s):
+            return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+        return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+    y = []
+    for n in range(n_):
+        for c in range(c_):
+            for o in itertools.product(*(range(d) for d in outsp)):
+                g0 = n
+                for oi, od in zip(o, outsp):
+                    g0 = g0 * od + oi
+                per = []
+                for d in range(r):
+                    size = sp[d]
+                    v = grid[g0 * r + (r - 1 - d)]
+                    p = (v + 1) / 2 * (size - 1) if align else ((v + 1) * size - 1) / 2
+                    lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+                    if p < lo or p > hi:
+                        if padding == "border":
+                            p = min(max(p, 0), size - 1)
+                        elif padding == "reflection":
+                            p = reflect(p, lo, hi)
+                    if mode == "nearest":
+                        t = round(p) if r == 2 else math.floor(abs(p) + 0.5) * (1 if p >= 0 else -1)
+                        taps = [(t, 1.0)]
+                    else:
+                        b = math.floor(p)
+                        f = p - b
+                        if mode == "linear":
+                            taps = [(b, 1 - f), (b + 1, f)]
+                        else:
+                            taps = list(zip(range(b - 1, b + 3), cubic(f)))
+                    fixed = []
+                    for t, w in taps:
+                        if padding == "zeros":
+                            fixed.append((t, w if 0 <= t < size else 0.0))
+                        elif padding == "border":
+                            fixed.append((min(max(t, 0), size - 1), w))
+                        else:
+                            fixed.append((int(reflect(t, lo, hi)), w))
+                    per.append(fixed)
+                acc = 0.0
+                for combo in itertools.product(*per):
+                    f = n * c_ + c
+                    w = 1.0
+                    for (t, tw), size in zip(combo, sp):
+                        f = f * size + min(max(t, 0), size - 1)
+                        w *= tw
+                    acc += w * x[f]
+                y.append(acc)
+    return y, [n_, c_] + list(outsp)
+
+
+def grid_sample_tests(out):
+    def f32(vals):
+        return [struct.unpack("<f", struct.pack("<f", v))[0] for v in vals]
+
+    def case(name, xd, outsp, mode, padding, align, opset, spread, seed):
+        r = len(xd) - 2
+        gd = [xd[0]] + outsp + [r]
+        x = f32(rand_floats(seed, math.prod(xd), 1.0))
+        grid = f32(rand_floats(seed + 1, math.prod(gd), spread))
+        y, yd = grid_sample_reference(x, xd, grid, gd, mode, padding, align)
+        m = model([node("GridSample", ["x", "grid"], ["y"], name,
+                        attr_string("mode", mode if opset >= 20 else
+                                    {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode))
+                        + attr_string("padding_mode", padding) + attr_int("align_corners", align))],
+                  [], [("x", FLOAT, xd), ("grid", FLOAT, gd)], [("y", FLOAT, yd)], opset=opset)
+        backend_test(out, name, m, [tensor("x", FLOAT, xd, x), tensor("grid", FLOAT, gd, grid)],
+                     [tensor("y", FLOAT, yd, f32(y))])
+
+    # Points up to 3.5 ranges outside (several reflections either way).
+    case("gridsample_cubic_reflection", [2, 2, 4, 5], [3, 4], "cubic", "reflection", 0, 16, 3.5, 101)
+    case("gridsample_nearest_reflection", [1, 3, 5, 3], [4, 2], "nearest", "reflection", 1, 16, 2.5, 103)
+    case("gridsample_3d_linear_border", [1, 2, 3, 4, 5], [2, 3, 2], "linear", "border", 0, 20, 1.4, 105)
+    case("gridsample_cubic_zeros_aligned", [1, 2, 6, 5], [5, 3], "cubic", "zeros", 1, 16, 1.3, 107)
+    case("gridsample_3d_nearest_zeros", [2, 1, 3, 3, 4], [2, 2, 3], "nearest", "zeros", 0, 20, 1.2, 109)
 
 
 if __name__ == "__main__":
