@@ -24,7 +24,10 @@ ninja -C "$B" $TOOLS
 # The nvcc-built runtime kernels (the attention intrinsic's library and
 # test), when this machine has nvcc.
 kernels=0
-if ninja -C "$B" -t targets all 2>/dev/null | grep -q '^fusec-runtime-kernels:'; then
+# (grep the whole list: `grep -q` would close the pipe early, and under
+# pipefail ninja's SIGPIPE would read as "no such target".)
+targets=$(ninja -C "$B" -t targets all 2>/dev/null || true)
+if grep -qE '(^|/)fusec-runtime-kernels:' <<<"$targets"; then
   ninja -C "$B" fusec-runtime-kernels
   kernels=1
 fi
