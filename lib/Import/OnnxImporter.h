@@ -274,6 +274,8 @@ absl::Status importBatchNormalization(Importer &I);
 absl::Status importInstanceNormalization(Importer &I);
 absl::Status importResize(Importer &I);
 absl::Status importGridSample(Importer &I);
+absl::Status importRoiAlign(Importer &I);
+absl::Status importMaxUnpool(Importer &I);
 /// RNN, GRU and LSTM, unrolled over their steps (OnnxRecurrent.cpp).
 absl::Status importRNN(Importer &I);
 /// The window functions, MelWeightMatrix, DFT and STFT (OnnxSignal.cpp).

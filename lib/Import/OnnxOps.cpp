@@ -2791,6 +2791,8 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"Resize", importResize},
       {"Upsample", importResize},
       {"GridSample", importGridSample},
+      {"RoiAlign", importRoiAlign},
+      {"MaxUnpool", importMaxUnpool},
   };
   return table;
 }

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace fusec::onnximport {
 
@@ -645,6 +646,156 @@ absl::Status importPool(Importer &I) {
   return I.define(0, integer ? I.cast(y, DType::I32) : y);
 }
 
+/// MaxUnpool: Y (zeros of the inferred shape, (in - 1) * stride + kernel -
+/// pads per spatial dim) with Y.flat[I[i]] = X[i], the later i winning (as
+/// ONNX's reference does). With output_shape the pads are ignored and Y sits
+/// at the start of the larger output, zeros after it. Indices known at
+/// import are that scatter exactly (a gather through the last writer of
+/// each position). Run-time indices are MaxPool's: each points into its
+/// own window. An output position lies in at most ceil(kernel / stride)
+/// windows per dim, so it is one select per combination of those windows
+/// (in order: the later one wins) of X where the window's index names the
+/// position; an index outside its window is dropped (see docs/Models.md).
+absl::Status importMaxUnpool(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(index, I.input(1));
+  TRY(spatial, spatialDims(I, x, "MaxUnpool", /*floats=*/false));
+  if (index.shape != x.shape || !isInteger(index.dtype))
+    return I.invalid(absl::StrCat("I is ", I.ty(index), "; expected integers of X's shape ",
+                                  I.ty(x)));
+  TRY(win, readWindow(I, spatial, {}, false));
+  for (size_t d = 0; d < spatial.size(); ++d)
+    if (win.dilations[d] != 1)
+      return I.invalid("MaxUnpool takes no dilations");
+  size_t n = spatial.size();
+  bool given = I.hasInput(2);
+  if (given) // output_shape decides the size: the pads are ignored
+    for (size_t d = 0; d < n; ++d)
+      win.padLow[d] = win.padHigh[d] = 0;
+  std::vector<int64_t> outShape = {x.shape[0], x.shape[1]};
+  for (size_t d = 0; d < n; ++d)
+    outShape.push_back((spatial[d] - 1) * win.strides[d] + win.kernel[d] - win.padLow[d] -
+                       win.padHigh[d]);
+  for (int64_t d : outShape)
+    if (d < 1)
+      return I.invalid(absl::StrCat("an output of shape [", absl::StrJoin(outShape, ", "), "]"));
+  std::vector<int64_t> finalShape = outShape;
+  if (given) {
+    TRY(dims, I.knownInts(2));
+    if (dims.size() != x.shape.size())
+      return I.invalid(absl::StrCat("output_shape has ", dims.size(), " values; X has rank ",
+                                    x.shape.size()));
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (d < 2 ? dims[d] != x.shape[d] : dims[d] < outShape[d])
+        return I.invalid(absl::StrCat("output_shape [", absl::StrJoin(dims, ", "),
+                                      "] is smaller than the inferred [",
+                                      absl::StrJoin(outShape, ", "), "] or changes N or C"));
+    finalShape = dims;
+    if (auto count = I.checkedElements(finalShape); !count.ok())
+      return count.status();
+  }
+  TRY(total, I.checkedElements(outShape));
+  // The inferred result at the start of output_shape's, zeros after it.
+  auto place = [&](Val y) -> absl::Status {
+    if (finalShape == outShape)
+      return I.define(0, y);
+    std::vector<int64_t> stride(outShape.size(), 1);
+    for (size_t d = outShape.size() - 1; d-- > 0;)
+      stride[d] = stride[d + 1] * outShape[d + 1];
+    TRY(map, I.separableIndexMap(finalShape, [&](int64_t d, int64_t c) -> int64_t {
+      return std::min(c, outShape[static_cast<size_t>(d)] - 1) * stride[static_cast<size_t>(d)];
+    }));
+    TRY(inside, I.separableMask(finalShape, [&](int64_t d, int64_t c) -> bool {
+      return c < outShape[static_cast<size_t>(d)];
+    }));
+    Val zeros = I.broadcastTo(isInteger(y.dtype) ? I.intConstant(y.dtype, 0)
+                                                  : I.constant(y.dtype, 0),
+                              finalShape);
+    TRY(placed, I.select(inside, I.gatherFlat(y, map), zeros));
+    return I.define(0, placed);
+  };
+  if (x.elements() == 0)
+    return I.unsupported("a MaxUnpool of an empty tensor");
+  Val zero = I.broadcastTo(isInteger(x.dtype) ? I.intConstant(x.dtype, 0)
+                                              : I.constant(x.dtype, 0),
+                           outShape);
+  if (index.known) {
+    // Each position's last writer, or none.
+    std::vector<int64_t> writer(static_cast<size_t>(total), -1);
+    for (int64_t i = 0; i < x.elements(); ++i) {
+      int64_t j = index.known->ints[static_cast<size_t>(i)];
+      if (j < 0 || j >= total)
+        return I.invalid(absl::StrCat("index ", j, " at element ", i, " is outside the output (",
+                                      total, " elements)"));
+      writer[static_cast<size_t>(j)] = i;
+    }
+    auto flat = [&](const std::vector<int64_t> &c) {
+      int64_t f = 0;
+      for (size_t d = 0; d < c.size(); ++d)
+        f = f * outShape[d] + c[d];
+      return f;
+    };
+    TRY(map, I.knownIndexMap(outShape, [&](const std::vector<int64_t> &c) {
+      return std::max<int64_t>(0, writer[static_cast<size_t>(flat(c))]);
+    }));
+    TRY(written, I.knownMask(outShape, [&](const std::vector<int64_t> &c) {
+      return writer[static_cast<size_t>(flat(c))] >= 0;
+    }));
+    TRY(y, I.select(written, I.gatherFlat(x, map), zero));
+    return place(y);
+  }
+  // Per dim, the windows over position o are w in [lo(o), hi(o)], at most
+  // `span` of them: candidate t is hi(o) - (span - 1) + t.
+  std::vector<int64_t> span(n), inStride(n + 2, 1), outStride(n + 2, 1);
+  int64_t combos = 1;
+  for (size_t d = 0; d < n; ++d) {
+    span[d] = (win.kernel[d] + win.strides[d] - 1) / win.strides[d];
+    if ((combos *= span[d]) > 256)
+      return I.unsupported(absl::StrCat("windows that overlap more than 256 times (kernel [",
+                                        absl::StrJoin(win.kernel, ", "), "], strides [",
+                                        absl::StrJoin(win.strides, ", "), "])"));
+  }
+  for (size_t d = x.shape.size() - 1; d-- > 0;) {
+    inStride[d] = inStride[d + 1] * x.shape[d + 1];
+    outStride[d] = outStride[d + 1] * outShape[d + 1];
+  }
+  auto window = [&](size_t d, int64_t o, int64_t t) -> std::optional<int64_t> {
+    int64_t s = win.strides[d], k = win.kernel[d], p = win.padLow[d];
+    int64_t hi = (o + p) / s; // o + p >= 0
+    int64_t w = hi - (span[d] - 1) + t;
+    if (w < 0 || w >= spatial[d] || w * s - p > o || w * s - p + k <= o)
+      return std::nullopt;
+    return w;
+  };
+  TRY(position, I.separableIndexMap(outShape, [&](int64_t d, int64_t c) -> int64_t {
+    return c * outStride[static_cast<size_t>(d)];
+  }));
+  Val flatIndex = I.cast(index, DType::I64);
+  std::optional<Val> y;
+  for (int64_t combo = 0; combo < combos; ++combo) {
+    std::vector<int64_t> t(n);
+    for (size_t d = n, rest = static_cast<size_t>(combo); d-- > 0;) {
+      t[d] = static_cast<int64_t>(rest % static_cast<size_t>(span[d]));
+      rest /= static_cast<size_t>(span[d]);
+    }
+    TRY(at, I.separableIndexMap(outShape, [&](int64_t d, int64_t c) -> int64_t {
+      if (d < 2)
+        return c * inStride[static_cast<size_t>(d)];
+      size_t sd = static_cast<size_t>(d - 2);
+      return window(sd, c, t[sd]).value_or(0) * inStride[static_cast<size_t>(d)];
+    }));
+    TRY(exists, I.separableMask(outShape, [&](int64_t d, int64_t c) -> bool {
+      return d < 2 || window(static_cast<size_t>(d - 2), c, t[static_cast<size_t>(d - 2)]);
+    }));
+    Val named = I.compare("eq", I.gatherFlat(flatIndex, at), position);
+    Val before = y ? *y : zero;
+    TRY(picked, I.select(named, I.gatherFlat(x, at), before));
+    TRY(next, I.select(exists, picked, before));
+    y = next;
+  }
+  return place(*y);
+}
+
 absl::Status importBatchNormalization(Importer &I) {
   TRY(x, I.input(0));
   TRY(scale, I.input(1));
@@ -1062,6 +1213,219 @@ absl::Status importGridSample(Importer &I) {
   return I.define(0, I.cast(*sum, x.dtype));
 }
 
+
+/// RoiAlign (opsets 10, 16): Y[r, c, ph, pw] pools X[batch_indices[r], c]
+/// over bin (ph, pw) of region r (x1, y1, x2, y2, scaled by spatial_scale,
+/// shifted by half a pixel in half_pixel mode; at least 1 x 1 otherwise),
+/// from a grid of sampling points per bin, each read bilinearly (4 taps,
+/// clamped to the last row and column; a point more than a pixel outside
+/// reads 0) and averaged (avg) or the largest weighted tap taken (max), as
+/// onnxruntime and ONNX's reference do. The regions and batch indices are
+/// run-time values. The grid is sampling_ratio x sampling_ratio, or with
+/// sampling_ratio 0 ceil(region / output) per region: that needs the
+/// regions known at import (the grid is their largest, masked per region).
+absl::Status importRoiAlign(Importer &I) {
+  TRY(x, I.input(0));
+  TRY(rois, I.input(1));
+  TRY(batchIndex, I.input(2));
+  if (x.shape.size() != 4 || isInteger(x.dtype))
+    return I.invalid(absl::StrCat("X is ", I.ty(x), "; expected [N, C, H, W] floats"));
+  if (rois.shape.size() != 2 || rois.shape[1] != 4 || isInteger(rois.dtype))
+    return I.invalid(absl::StrCat("rois is ", I.ty(rois), "; expected [num_rois, 4] floats"));
+  int64_t R = rois.shape[0];
+  if (batchIndex.shape != std::vector<int64_t>{R} || !isInteger(batchIndex.dtype))
+    return I.invalid(absl::StrCat("batch_indices is ", I.ty(batchIndex), "; expected [", R,
+                                  "] integers"));
+  std::string mode = I.attrString("mode").value_or("avg");
+  if (mode != "avg" && mode != "max")
+    return I.invalid(absl::StrCat("unknown mode '", mode, "'"));
+  std::string transform = I.opset >= 16 ? I.attrString("coordinate_transformation_mode")
+                                              .value_or("half_pixel")
+                                        : "output_half_pixel";
+  if (transform != "half_pixel" && transform != "output_half_pixel")
+    return I.invalid(absl::StrCat("unknown coordinate_transformation_mode '", transform, "'"));
+  bool halfPixel = transform == "half_pixel";
+  int64_t oh = I.attrInt("output_height", 1), ow = I.attrInt("output_width", 1);
+  int64_t ratio = I.attrInt("sampling_ratio", 0);
+  float scale = I.attrFloat("spatial_scale", 1.0f);
+  if (oh < 1 || ow < 1 || oh > Importer::kMaxElements || ow > Importer::kMaxElements)
+    return I.invalid(absl::StrCat("output_height ", oh, " and output_width ", ow,
+                                  ": each must be at least 1"));
+  if (ratio < 0 || ratio > 4096)
+    return I.invalid(absl::StrCat("sampling_ratio ", ratio, ": expected 0 to 4,096"));
+  if (!std::isfinite(scale))
+    return I.invalid("spatial_scale is not finite");
+  int64_t C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  std::vector<int64_t> outShape = {R, C, oh, ow};
+  TRY(count, I.checkedElements(outShape));
+  if (count == 0 || x.elements() == 0)
+    return I.unsupported("a RoiAlign of an empty tensor or of no regions");
+  // The grid per region: with sampling_ratio 0 it is each region's own (as
+  // onnxruntime computes it, in f32).
+  std::vector<int64_t> gridH(static_cast<size_t>(R), ratio), gridW(static_cast<size_t>(R), ratio);
+  if (ratio == 0) {
+    if (!rois.known)
+      return I.unsupported("sampling_ratio 0 (a grid sized by each region) with regions "
+                           "computed at run time; give sampling_ratio or known rois");
+    float offset = halfPixel ? 0.5f : 0.0f;
+    for (int64_t r = 0; r < R; ++r) {
+      auto at = [&](int k) { return static_cast<float>(rois.known->get(r * 4 + k)) * scale - offset; };
+      float rw = at(2) - at(0), rh = at(3) - at(1);
+      if (!halfPixel) {
+        rw = std::max(rw, 1.0f);
+        rh = std::max(rh, 1.0f);
+      }
+      float gh = std::ceil(rh / static_cast<float>(oh)), gw = std::ceil(rw / static_cast<float>(ow));
+      if (!std::isfinite(gh) || !std::isfinite(gw) || gh > 4096 || gw > 4096)
+        return I.unsupported(absl::StrCat("region ", r, " takes a sampling grid over 4,096"));
+      gridH[static_cast<size_t>(r)] = std::max<int64_t>(0, static_cast<int64_t>(gh));
+      gridW[static_cast<size_t>(r)] = std::max<int64_t>(0, static_cast<int64_t>(gw));
+    }
+  }
+  int64_t GH = std::max<int64_t>(1, *std::max_element(gridH.begin(), gridH.end()));
+  int64_t GW = std::max<int64_t>(1, *std::max_element(gridW.begin(), gridW.end()));
+  std::vector<int64_t> samples = {R, C, oh, ow, GH, GW};
+  if (auto n = I.checkedElements(samples); !n.ok())
+    return n.status();
+  bool uniform = ratio > 0;
+  const DType F = DType::F32;
+  auto k = [&](double v) { return I.constant(F, v); };
+  auto vec = [&](const std::vector<double> &v, std::vector<int64_t> shape) {
+    HostTensor h(F, std::move(shape));
+    for (size_t i = 0; i < v.size(); ++i)
+      h.data[i] = v[i];
+    h.roundInPlace();
+    return knownVal(std::move(h));
+  };
+  auto perRegion = [&](const std::vector<int64_t> &v, std::vector<int64_t> shape) {
+    return vec(std::vector<double>(v.begin(), v.end()), std::move(shape));
+  };
+  Val g = I.cast(rois, F);
+  auto column = [&](int64_t c) -> absl::StatusOr<Val> {
+    Val col = I.reshape(I.slice(g, {0, c}, {1, 1}, {R, 1}), {R, 1, 1, 1, 1});
+    TRY(scaled, I.binary("mul", col, k(scale)));
+    if (!halfPixel)
+      return scaled;
+    return I.binary("sub", scaled, k(0.5));
+  };
+  // Per axis (0: y over ph and iy; 1: x over pw and ix): the sample
+  // coordinates, brought inside, split into the two taps' rows (i64) and
+  // weights, each of [R, oh, ow, GH, GW] broadcast shape.
+  struct Axis {
+    Val low, high, wLow, wHigh, valid;
+  };
+  auto axisOf = [&](int which) -> absl::StatusOr<Axis> {
+    int64_t bins = which == 0 ? oh : ow, grid = which == 0 ? GH : GW;
+    double len = static_cast<double>(which == 0 ? H : W);
+    TRY(start, column(which == 0 ? 1 : 0));
+    TRY(end, column(which == 0 ? 3 : 2));
+    TRY(extent, I.binary("sub", end, start));
+    if (!halfPixel) {
+      TRY(e, I.binary("max", extent, k(1)));
+      extent = e;
+    }
+    TRY(bin, I.binary("div", extent, k(static_cast<double>(bins))));
+    std::vector<int64_t> binShape = {1, 1, 1, 1, 1}, gridShape = {1, 1, 1, 1, 1};
+    binShape[which == 0 ? 1 : 2] = bins;
+    gridShape[which == 0 ? 3 : 4] = grid;
+    std::vector<double> binIndex, gridMid;
+    for (int64_t i = 0; i < bins; ++i)
+      binIndex.push_back(static_cast<double>(i));
+    for (int64_t i = 0; i < grid; ++i)
+      gridMid.push_back(static_cast<double>(i) + 0.5);
+    // start + b * bin + (i + 0.5) * bin / grid, in the reference's order.
+    TRY(binOffset, I.binary("mul", bin, vec(binIndex, binShape)));
+    TRY(binStart, I.binary("add", start, binOffset));
+    TRY(inBin, I.binary("mul", bin, vec(gridMid, gridShape)));
+    // (A region of no points divides by 1: its masked points stay finite.)
+    std::vector<int64_t> divisor = which == 0 ? gridH : gridW;
+    for (int64_t &d : divisor)
+      d = std::max<int64_t>(d, 1);
+    Val gridSize = uniform ? k(static_cast<double>(ratio)) : perRegion(divisor, {R, 1, 1, 1, 1});
+    TRY(inBinScaled, I.binary("div", inBin, gridSize));
+    TRY(p, I.binary("add", binStart, inBinScaled));
+    Val lo = I.compare("ge", p, I.broadcastTo(k(-1), p.shape));
+    Val hi = I.compare("le", p, I.broadcastTo(k(len), p.shape));
+    TRY(valid, I.select(lo, I.cast(hi, F), I.broadcastTo(k(0), p.shape)));
+    TRY(nonneg, I.binary("max", p, k(0)));
+    TRY(clamped, I.binary("min", nonneg, k(len - 1)));
+    Val low = I.unary("floor", clamped);
+    TRY(up, I.binary("add", low, k(1)));
+    TRY(high, I.binary("min", up, k(len - 1)));
+    TRY(wHigh, I.binary("sub", clamped, low));
+    TRY(wLow, I.binary("sub", k(1), wHigh));
+    return Axis{I.cast(low, DType::I64), I.cast(high, DType::I64), wLow, wHigh, valid};
+  };
+  TRY(ay, axisOf(0));
+  TRY(ax, axisOf(1));
+  // The points of the grid a region really has (sampling_ratio 0).
+  std::optional<Val> inGrid;
+  if (!uniform) {
+    TRY(mask, I.knownMask({R, 1, 1, GH, GW}, [&](const std::vector<int64_t> &c) {
+      return c[3] < gridH[static_cast<size_t>(c[0])] && c[4] < gridW[static_cast<size_t>(c[0])];
+    }));
+    inGrid = mask;
+  }
+  TRY(validBoth, I.binary("mul", ay.valid, ax.valid));
+  Val valid = validBoth;
+  if (inGrid && mode == "avg") {
+    TRY(v, I.select(I.broadcastTo(*inGrid, valid.shape), valid,
+                    I.broadcastTo(k(0), valid.shape)));
+    valid = v;
+  }
+  // X's flat index of (batch_indices[r], c) at each sample.
+  Val batch = I.reshape(I.cast(batchIndex, DType::I64), {R, 1, 1, 1, 1, 1});
+  TRY(batchStart, I.binary("mul", batch, I.intConstant(DType::I64, C * H * W)));
+  TRY(channelStart, I.separableIndexMap(samples, [&](int64_t d, int64_t c) -> int64_t {
+    return d == 1 ? c * H * W : 0;
+  }));
+  TRY(start, I.binary("add", channelStart, I.broadcastTo(batchStart, samples)));
+  std::vector<int64_t> pointShape = {R, 1, oh, ow, GH, GW};
+  std::optional<Val> total;
+  for (int tap = 0; tap < 4; ++tap) {
+    Val row = tap < 2 ? ay.low : ay.high, col = tap % 2 ? ax.high : ax.low;
+    Val wy = tap < 2 ? ay.wLow : ay.wHigh, wx = tap % 2 ? ax.wHigh : ax.wLow;
+    TRY(rowStart, I.binary("mul", row, I.intConstant(DType::I64, W)));
+    TRY(pos, I.binary("add", rowStart, col));
+    TRY(at, I.binary("add", start, I.broadcastTo(I.reshape(pos, pointShape), samples)));
+    Val picked = I.cast(I.gatherFlat(x, at), F);
+    TRY(w, I.binary("mul", wy, wx));
+    TRY(wValid, I.binary("mul", w, valid));
+    TRY(term, I.binary("mul", picked, I.broadcastTo(I.reshape(wValid, pointShape), samples)));
+    if (total) {
+      TRY(t, I.binary(mode == "avg" ? "add" : "max", *total, term));
+      total = t;
+    } else {
+      total = term;
+    }
+  }
+  if (mode == "avg") {
+    TRY(sum, I.reduce("sum", *total, {4, 5}, false));
+    std::vector<int64_t> counts;
+    for (int64_t r = 0; r < R; ++r)
+      counts.push_back(std::max<int64_t>(1, gridH[static_cast<size_t>(r)] *
+                                                gridW[static_cast<size_t>(r)]));
+    Val n = uniform ? k(static_cast<double>(counts[0])) : perRegion(counts, {R, 1, 1, 1});
+    TRY(mean, I.binary("div", sum, n));
+    return I.define(0, I.cast(mean, x.dtype));
+  }
+  Val best = *total;
+  if (inGrid) {
+    TRY(masked, I.select(I.broadcastTo(I.reshape(*inGrid, {R, 1, 1, 1, GH, GW}), samples), best,
+                         I.broadcastTo(k(-std::numeric_limits<double>::infinity()), samples)));
+    best = masked;
+  }
+  TRY(largest, I.reduce("max", best, {4, 5}, false));
+  if (inGrid) {
+    // A region with no sampling points gives 0.
+    TRY(any, I.knownMask({R, 1, 1, 1}, [&](const std::vector<int64_t> &c) {
+      return gridH[static_cast<size_t>(c[0])] * gridW[static_cast<size_t>(c[0])] > 0;
+    }));
+    TRY(l, I.select(I.broadcastTo(any, outShape), largest, I.broadcastTo(k(0), outShape)));
+    largest = l;
+  }
+  return I.define(0, I.cast(largest, x.dtype));
+}
 
 absl::Status importResize(Importer &I) {
   bool upsample = I.node->opType == "Upsample";

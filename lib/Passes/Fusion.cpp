@@ -18,6 +18,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <queue>
@@ -599,9 +600,10 @@ std::optional<Group> Fuser::tryMerge(const Group &a, const Group &b,
       reaches(b.id, a.id, /*skipDirect=*/true))
     return std::nullopt;
 
-  m.ops = a.ops;
-  m.ops.append(b.ops.begin(), b.ops.end());
-  llvm::sort(m.ops);
+  // Both lists are sorted: merge them (a sort of the wide group's ops at
+  // every merge was a tenth of a fan-out's fusion time).
+  m.ops.resize(a.ops.size() + b.ops.size());
+  std::merge(a.ops.begin(), a.ops.end(), b.ops.begin(), b.ops.end(), m.ops.begin());
   m.minIndex = std::min(a.minIndex, b.minIndex);
   m.maxIndex = std::max(a.maxIndex, b.maxIndex);
   m.fp32 = a.fp32 + b.fp32;
@@ -945,18 +947,23 @@ int64_t Fuser::peakOf(bool fused) const {
     for (auto [i, n] : llvm::enumerate(nodes))
       if (indegree[i] == 0)
         ready.push({n.at, static_cast<int>(i)});
-    std::vector<Node> sorted;
-    sorted.reserve(nodes.size());
+    std::vector<int> order;
+    order.reserve(nodes.size());
     while (!ready.empty()) {
       int i = ready.top().second;
       ready.pop();
-      sorted.push_back(nodes[i]);
+      order.push_back(i);
       for (int s : succ[i])
         if (--indegree[s] == 0)
           ready.push({nodes[s].at, s});
     }
-    if (sorted.size() == nodes.size()) // else a cycle: keep the positions
+    if (order.size() == nodes.size()) { // else a cycle: keep the positions
+      std::vector<Node> sorted;
+      sorted.reserve(nodes.size());
+      for (int i : order)
+        sorted.push_back(std::move(nodes[i]));
       nodes = std::move(sorted);
+    }
   }
   llvm::DenseMap<Value, std::pair<int, int>> live; // first, last node
   int end = static_cast<int>(nodes.size());

@@ -30,6 +30,17 @@ a protobuf writer of its own (no onnx package needed):
   gridsample_*/      GridSample: cubic with reflection (points several ranges
                      outside), nearest with reflection, 3-D linear with
                      border (opset 20), cubic with zeros and aligned corners
+  roialign_*/        RoiAlign: max mode, regions partly or wholly outside the
+                     image, batch indices out of order, sampling_ratio 0
+                     with known regions (one of zero size; avg and max),
+                     expected outputs from the definition in Python (f64)
+  maxunpool_*/       MaxUnpool: run-time indices (each in its window, as
+                     MaxPool writes them) under overlapping windows with
+                     pads, in 1-D with an output_shape, and known indices
+                     anywhere (duplicates: the later wins) with an
+                     output_shape
+  roialign_adaptive_runtime.onnx  sampling_ratio 0 with run-time regions
+                     (refused: the grid depends on them)
   einsum_*/, dft_*/, stft_*/, reverse_sequence_runtime/, scatter_*_dups/
                      what the ONNX node tests leave out of Einsum ('...',
                      diagonals, three operands, implicit outputs), DFT
@@ -200,6 +211,8 @@ def main():
     recurrent_tests(out)
     more_op_tests(out)
     grid_sample_tests(out)
+    roi_align_tests(out)
+    max_unpool_tests(out)
 
 
 def lcg(seed, n, lo, hi):
@@ -855,6 +868,163 @@ def grid_sample_tests(out):
     case("gridsample_3d_linear_border", [1, 2, 3, 4, 5], [2, 3, 2], "linear", "border", 0, 20, 1.4, 105)
     case("gridsample_cubic_zeros_aligned", [1, 2, 6, 5], [5, 3], "cubic", "zeros", 1, 16, 1.3, 107)
     case("gridsample_3d_nearest_zeros", [2, 1, 3, 3, 4], [2, 2, 3], "nearest", "zeros", 0, 20, 1.2, 109)
+
+
+def roi_align_reference(x, xd, rois, batch, oh, ow, ratio, scale, half, mode):
+    """RoiAlign by its definition (ONNX's operator text and reference)."""
+    n, c, h, w = xd
+    out = []
+    for r in range(len(batch)):
+        off = 0.5 if half else 0.0
+        x1, y1, x2, y2 = [v * scale - off for v in rois[4 * r:4 * r + 4]]
+        rw, rh = x2 - x1, y2 - y1
+        if not half:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / oh, rw / ow
+        gh = ratio if ratio > 0 else int(math.ceil(rh / oh))
+        gw = ratio if ratio > 0 else int(math.ceil(rw / ow))
+        count = max(gh * gw, 1)
+        for ch in range(c):
+            base = (batch[r] * c + ch) * h * w
+            for ph in range(oh):
+                for pw in range(ow):
+                    acc = None
+                    for iy in range(gh):
+                        yy = y1 + ph * bh + (iy + 0.5) * bh / gh
+                        for ix in range(gw):
+                            xx = x1 + pw * bw + (ix + 0.5) * bw / gw
+                            if yy < -1.0 or yy > h or xx < -1.0 or xx > w:
+                                taps = [0.0] * 4
+                            else:
+                                y, xq = max(yy, 0.0), max(xx, 0.0)
+                                yl, xl = int(y), int(xq)
+                                if yl >= h - 1:
+                                    yl = yh = h - 1
+                                    y = float(yl)
+                                else:
+                                    yh = yl + 1
+                                if xl >= w - 1:
+                                    xl = xh = w - 1
+                                    xq = float(xl)
+                                else:
+                                    xh = xl + 1
+                                ly, lx = y - yl, xq - xl
+                                hy, hx = 1 - ly, 1 - lx
+                                taps = [hy * hx * x[base + yl * w + xl], hy * lx * x[base + yl * w + xh],
+                                        ly * hx * x[base + yh * w + xl], ly * lx * x[base + yh * w + xh]]
+                            if mode == "avg":
+                                acc = (acc or 0.0) + sum(taps)
+                            else:
+                                acc = max(taps) if acc is None else max(acc, max(taps))
+                    acc = acc or 0.0
+                    out.append(acc / count if mode == "avg" else acc)
+    return out
+
+
+def roi_align_tests(out):
+    def f32(vals):
+        return [struct.unpack("<f", struct.pack("<f", v))[0] for v in vals]
+
+    def case(name, xd, rois, batch, oh, ow, ratio, scale, transform, mode, opset, seed,
+             known_rois=False):
+        x = f32(rand_floats(seed, math.prod(xd), 2.0))
+        rois = f32(rois)
+        r = len(batch)
+        yd = [r, xd[1], oh, ow]
+        attrs = (attr_int("output_height", oh) + attr_int("output_width", ow)
+                 + attr_int("sampling_ratio", ratio) + attr_float("spatial_scale", scale)
+                 + attr_string("mode", mode))
+        if transform:
+            attrs += attr_string("coordinate_transformation_mode", transform)
+        half = (transform or ("half_pixel" if opset >= 16 else "output_half_pixel")) == "half_pixel"
+        scale32 = f32([scale])[0]
+        y = f32(roi_align_reference(x, xd, rois, batch, oh, ow, ratio, scale32, half, mode))
+        inits = [tensor("rois", FLOAT, [r, 4], rois)] if known_rois else []
+        inputs = [("x", FLOAT, xd)] + ([] if known_rois else [("rois", FLOAT, [r, 4])]) + [
+            ("batch", INT64, [r])]
+        m = model([node("RoiAlign", ["x", "rois", "batch"], ["y"], name, attrs)], inits, inputs,
+                  [("y", FLOAT, yd)], opset=opset)
+        data = [tensor("x", FLOAT, xd, x)]
+        if not known_rois:
+            data.append(tensor("rois", FLOAT, [r, 4], rois))
+        data.append(tensor("batch", INT64, [r], batch))
+        backend_test(out, name, m, data, [tensor("y", FLOAT, yd, y)])
+        return m
+
+    # Regions inside, partly outside (points past -1 read 0) and wholly
+    # outside; batch indices out of order; the old (opset 10) coordinates.
+    case("roialign_max_outside", [2, 3, 6, 7],
+         [0.5, 1.0, 4.2, 5.1, -3.0, -2.5, 2.0, 1.5, 8.0, 7.5, 11.0, 9.0, 1.0, 0.0, 6.5, 2.0],
+         [1, 0, 1, 0], 3, 2, 2, 1.0, None, "max", 10, 201)
+    case("roialign_avg_scaled", [1, 2, 9, 8],
+         [2.0, 3.0, 13.0, 15.0, 0.0, 0.0, 15.5, 17.0, 5.0, 5.0, 5.0, 5.0],
+         [0, 0, 0], 2, 3, 3, 0.5, "half_pixel", "avg", 16, 203)
+    # sampling_ratio 0: the grid from each (known) region, one of zero size.
+    case("roialign_adaptive_avg", [2, 2, 10, 9],
+         [0.0, 0.0, 8.0, 9.0, 1.5, 2.0, 4.0, 3.0, 3.0, 3.0, 3.0, 3.0],
+         [0, 1, 1], 2, 2, 0, 1.0, "half_pixel", "avg", 16, 205, known_rois=True)
+    case("roialign_adaptive_max", [1, 3, 8, 8],
+         [0.0, 0.5, 7.0, 6.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1.0, 3.5, 7.5],
+         [0, 0, 0], 3, 2, 0, 1.0, "half_pixel", "max", 16, 207, known_rois=True)
+    # ... which run-time regions cannot give.
+    m = case("roialign_adaptive_runtime_data", [1, 1, 4, 4], [0.0, 0.0, 3.0, 3.0], [0], 2, 2, 0,
+             1.0, "half_pixel", "avg", 16, 209)
+    open(os.path.join(out, "roialign_adaptive_runtime.onnx"), "wb").write(m)
+
+
+def max_unpool_tests(out):
+    def f32(vals):
+        return [struct.unpack("<f", struct.pack("<f", v))[0] for v in vals]
+
+    def case(name, xd, kernel, strides, pads, out_shape, seed, known=None):
+        n = len(kernel)
+        inferred = xd[:2] + [(xd[2 + d] - 1) * strides[d] + kernel[d]
+                             - (0 if out_shape else pads[d] + pads[n + d]) for d in range(n)]
+        x = f32(rand_floats(seed, math.prod(xd), 3.0))
+        rng = lcg(seed + 1, 4 * math.prod(xd), 0, 1 << 20)
+        if known is None:
+            # MaxPool's indices: a position inside each window (and the output).
+            idx = []
+            for i, pos in enumerate(itertools.product(*[range(v) for v in xd])):
+                flat = pos[0] * xd[1] + pos[1]
+                for d in range(n):
+                    p = pads[d] if not out_shape else 0
+                    lo = max(0, pos[2 + d] * strides[d] - p)
+                    hi = min(inferred[2 + d], pos[2 + d] * strides[d] - p + kernel[d])
+                    flat = flat * inferred[2 + d] + lo + rng[i * n + d] % (hi - lo)
+                idx.append(flat)
+        else:
+            idx = known
+        y = [0.0] * math.prod(inferred)
+        for i, j in enumerate(idx):
+            y[j] = x[i]
+        yd = inferred
+        if out_shape:
+            yd = out_shape
+            big = [0.0] * math.prod(yd)
+            for pos in itertools.product(*[range(v) for v in inferred]):
+                a = b = 0
+                for d in range(len(yd)):
+                    a = a * inferred[d] + pos[d]
+                    b = b * yd[d] + pos[d]
+                big[b] = y[a]
+            y = big
+        attrs = attr_ints("kernel_shape", kernel) + attr_ints("strides", strides) + attr_ints(
+            "pads", pads)
+        ins = ["x", "i"] + (["shape"] if out_shape else [])
+        inits = ([tensor("shape", INT64, [len(yd)], yd)] if out_shape else []) + (
+            [tensor("i", INT64, xd, idx)] if known else [])
+        inputs = [("x", FLOAT, xd)] + ([] if known else [("i", INT64, xd)])
+        m = model([node("MaxUnpool", ins, ["y"], name, attrs)], inits, inputs, [("y", FLOAT, yd)],
+                  opset=11)
+        data = [tensor("x", FLOAT, xd, x)] + ([] if known else [tensor("i", INT64, xd, idx)])
+        backend_test(out, name, m, data, [tensor("y", FLOAT, yd, y)])
+
+    case("maxunpool_overlap_pads", [2, 2, 4, 5], [3, 3], [2, 2], [1, 0, 0, 1], None, 301)
+    case("maxunpool_1d_output_shape", [1, 2, 4], [3], [1], [0, 0], [1, 2, 9], 303)
+    # Known indices anywhere, with duplicates (the later write wins).
+    case("maxunpool_known_dups", [2, 1, 3], [2], [2], [0, 0], [2, 1, 8], 305,
+         known=[3, 0, 3, 11, 6, 7])
 
 
 if __name__ == "__main__":
