@@ -206,7 +206,8 @@ inline int64_t wgmmaSharedBytes(const WgmmaTile &t) {
 /// address is written to, where the wgmma kernel has its flag.
 inline int64_t tcgen05SharedBytes(const WgmmaTile &t) { return wgmmaSharedBytes(t) + 32; }
 /// Chooses the tile and stages of a tcgen05 kernel: 128 rows (one MMA of
-/// M = 128 fills TMEM's 128 lanes), the columns as for wgmma, no split-K.
+/// M = 128 fills TMEM's 128 lanes), the columns as for wgmma, split-K as
+/// for wgmma's unswapped tiles.
 WgmmaTile chooseTcgen05Tile(const MatmulLayout &layout, int64_t sms, int64_t smemBytes);
 /// Tiles of the output (batch included).
 inline int64_t wgmmaTiles(const MatmulLayout &l, const WgmmaTile &t) {

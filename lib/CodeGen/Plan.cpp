@@ -709,10 +709,24 @@ WgmmaTile chooseTcgen05Tile(const MatmulLayout &l, int64_t sms, int64_t smemByte
                                 /*swapAllowed=*/false);
   t.m = 128;
   t.n = std::max<int64_t>(t.n, 128); // tcgen05's tiles are 128 columns or more
-  t.split = 1;
   t.staging = 0; // the epilogue stores each row's 16-column pieces directly
   int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024;
   t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
+  // Split-K as for wgmma's tiles: when the 128-row tiles fill less than
+  // half the SMs and K has at least 8 k-blocks (decode: a 128-row tile
+  // serves M of 1 to 128), parts of at least 4 k-blocks, none empty, at
+  // most 16; FUSEC_WGMMA_SPLIT forces one here too.
+  t.split = 1;
+  int64_t tiles = wgmmaTiles(l, t), numK = (l.k + t.k - 1) / t.k;
+  const char *forcedText = std::getenv("FUSEC_WGMMA_SPLIT");
+  int64_t forced = forcedText && *forcedText ? std::atoll(forcedText) : 0;
+  if (forced >= 1 || (2 * tiles <= sms && numK >= 8)) {
+    int64_t split = forced >= 1 ? std::min<int64_t>({forced, numK, 16})
+                                : std::min<int64_t>({sms / tiles, numK / 4, 16});
+    while (split > 1 && ((numK + split - 1) / split) * (split - 1) >= numK)
+      --split;
+    t.split = std::max<int64_t>(split, 1);
+  }
   return t;
 }
 
@@ -875,10 +889,10 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
         int64_t smemPerSm = static_cast<int64_t>(target.value("smem_kib_per_sm") * 1024);
         codegen::WgmmaTile t =
             codegen::chooseTcgen05Tile(*l, sms, smemPerSm > 0 ? smemPerSm : 232448);
-        int64_t units = codegen::wgmmaTiles(*l, t);
+        int64_t units = codegen::wgmmaTiles(*l, t) * t.split;
         return LaunchAttr::get(ctx, Strategy::matmul_tcgen05, std::min(units, sms), 256, 1, 1, 0,
-                               {t.m, t.n, t.k}, t.stages, 1, 1, codegen::tcgen05SharedBytes(t),
-                               255);
+                               {t.m, t.n, t.k}, t.stages, 1, t.split,
+                               codegen::tcgen05SharedBytes(t), 255);
       }
     if (arch == "sm_90a")
       if (auto l = codegen::analyzeMatmul(kernel, s)) {

@@ -28,8 +28,14 @@
 //
 // The tcgen05, TMA and mbarrier ops are NVVM's. There is no Blackwell GPU
 // here: the kernels are assembled by ptxas -arch=sm_100a in CI (lit:
-// test/lit/CodeGen/matmul-tcgen05.mlir), not run. No split-K yet (decode
-// shapes take full tiles of 128 rows).
+// test/lit/CodeGen/matmul-tcgen05.mlir), not run.
+//
+// Split-K (few tiles, long K: decode): a unit is a part of K of a tile. The
+// epilogue warpgroup copies the part's accumulators from TMEM to a
+// workspace (rows inside M only), hands the TMEM buffer back, and bumps
+// the tile's counter; the part that arrives last sums every part's
+// partials from the workspace in part order (the result does not depend
+// on which part finished last) and runs the epilogue on the sums.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +57,13 @@ class MatmulTcgen05Emitter : public TmaMatmulEmitter {
 public:
   using TmaMatmulEmitter::TmaMatmulEmitter;
   absl::Status build() override;
+  /// The zeroed device buffers the kernel takes after the table (split-K's
+  /// workspace and tile counters), in bytes.
+  SmallVector<int64_t> scratch() const {
+    if (t.split == 1)
+      return {};
+    return {numTiles * t.split * accColumns * 128 * 4, numTiles * 4};
+  }
 
 private:
   /// TMEM address (lane << 16 | column) as a tensor-memory pointer.
@@ -61,9 +74,18 @@ private:
     return sharedAt(smem, e.add(i32(flagOffset + 8 * which * buffers), e.mul(buffer, i32(8))));
   }
   void mmaLoop(Value smem, Value tmem);
-  absl::Status epilogueLoop(Value smem, Value tmem, Value warp, Value lane);
-  absl::Status epilogueTile(Value accBase, Value b, Value tm, Value tn, Value warp, Value lane,
-                            bool guarded);
+  absl::Status epilogueLoop(Value smem, Value tmem, Value warp, Value lane, Value workspace,
+                            Value counters);
+  /// The epilogue of one tile; `chunkValues(chunk)` gives the accumulators'
+  /// 16 columns of the chunk at this thread's row (rhs r's at r * 16 + q).
+  absl::Status epilogueTile(Value b, Value tm, Value tn, Value warp, Value lane, bool guarded,
+                            llvm::function_ref<SmallVector<Value>(Value chunk)> chunkValues);
+  /// The TMEM load of chunk `chunk` of every rhs (warp-wide: tcgen05.ld
+  /// is .sync.aligned), waited for, as f32.
+  SmallVector<Value> loadTmemChunk(Value accBase, Value warp, Value chunk);
+  /// Split-K: the workspace address of floats 4 q4 .. 4 q4 + 3 of column
+  /// chunk `c` of unit `u` at epilogue thread `thread`.
+  Value workspaceAt(Value workspace, Value u, Value c, int64_t q4, Value thread);
   /// The 32-bit instruction descriptor of the kernel's MMAs.
   int64_t instructionDescriptor() const;
 
@@ -84,7 +106,7 @@ void MatmulTcgen05Emitter::mmaLoop(Value smem, Value tmem) {
   Value idesc = i32(instructionDescriptor());
   auto f16 = NVVM::Tcgen05MMAKind::F16;
   auto group = NVVM::CTAGroupKind::CTA_1;
-  e.loop(e.ctaidX(), i32(numTiles), e.nctaidX(), {i32(0), i32(0)},
+  e.loop(e.ctaidX(), i32(numTiles * t.split), e.nctaidX(), {i32(0), i32(0)},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     auto [b, tm, tn, part] = decodeUnit(unit);
     auto [kBegin, kEnd] = kRange(part);
@@ -132,8 +154,39 @@ void MatmulTcgen05Emitter::mmaLoop(Value smem, Value tmem) {
   });
 }
 
-absl::Status MatmulTcgen05Emitter::epilogueTile(Value accBase, Value b, Value tm, Value tn,
-                                                Value warp, Value lane, bool guarded) {
+SmallVector<Value> MatmulTcgen05Emitter::loadTmemChunk(Value accBase, Value warp, Value chunk) {
+  // The row field of the TMEM address: the warp's 32 lanes.
+  Value laneField = e.shl(e.mul(warp, i32(32)), i32(16));
+  auto vecType = VectorType::get({kColumnsPerLoad}, e.i32);
+  SmallVector<Value> loaded;
+  for (int64_t r = 0; r < t.rhs; ++r) {
+    Value address = e.add(e.add(accBase, laneField),
+                          e.add(e.mul(chunk, i32(kColumnsPerLoad)), i32(r * t.n)));
+    loaded.push_back(NVVM::Tcgen05LdOp::create(builder, vecType, false,
+                                               NVVM::Tcgen05LdStShape::SHAPE_32X32B,
+                                               tmemPtr(address), Value()));
+  }
+  NVVM::Tcgen05WaitOp::create(builder, NVVM::Tcgen05WaitKind::LOAD);
+  SmallVector<Value> values;
+  for (Value v : loaded)
+    for (int64_t q = 0; q < kColumnsPerLoad; ++q)
+      values.push_back(e.bitcast(e.f32, e.extract(v, q)));
+  return values;
+}
+
+Value MatmulTcgen05Emitter::workspaceAt(Value workspace, Value u, Value c, int64_t q4,
+                                        Value thread) {
+  // [unit][chunk][q4][thread][4]: a warp's 16-byte accesses are contiguous.
+  int64_t chunks = accColumns / kColumnsPerLoad;
+  Value index = e.add(e.mul(e.zext(e.i64, u), e.i64c(chunks)), e.zext(e.i64, c));
+  index = e.add(e.mul(index, e.i64c(4)), e.i64c(q4));
+  index = e.add(e.mul(index, e.i64c(128)), e.zext(e.i64, thread));
+  return e.gep(workspace, e.f32, e.mul(index, e.i64c(4)));
+}
+
+absl::Status MatmulTcgen05Emitter::epilogueTile(
+    Value b, Value tm, Value tn, Value warp, Value lane, bool guarded,
+    llvm::function_ref<SmallVector<Value>(Value chunk)> chunkValues) {
   Operation *yield = body.getTerminator();
   absl::Status status = absl::OkStatus();
   // This thread's row of the tile: TMEM lane 32 warp + lane.
@@ -151,27 +204,16 @@ absl::Status MatmulTcgen05Emitter::epilogueTile(Value accBase, Value b, Value tm
   SmallVector<std::optional<StoreMap>> maps;
   for (Value o : yield->getOperands())
     maps.push_back(isFull(o) ? std::nullopt : storeMapOf(o, domain));
-  // The row field of the TMEM address: the warp's 32 lanes.
-  Value laneField = e.shl(e.mul(warp, i32(32)), i32(16));
-  auto vecType = VectorType::get({kColumnsPerLoad}, e.i32);
   e.loop(i32(0), i32(t.n / kColumnsPerLoad), i32(1), {},
          [&](Value chunk, ValueRange) -> SmallVector<Value> {
     Value firstCol = e.add(e.mul(tn, i32(t.n)), e.mul(chunk, i32(kColumnsPerLoad)));
-    SmallVector<Value> loaded;
-    for (int64_t r = 0; r < t.rhs; ++r) {
-      Value address = e.add(e.add(accBase, laneField),
-                            e.add(e.mul(chunk, i32(kColumnsPerLoad)), i32(r * t.n)));
-      loaded.push_back(NVVM::Tcgen05LdOp::create(builder, vecType, false,
-                                                 NVVM::Tcgen05LdStShape::SHAPE_32X32B,
-                                                 tmemPtr(address), Value()));
-    }
-    NVVM::Tcgen05WaitOp::create(builder, NVVM::Tcgen05WaitKind::LOAD);
+    SmallVector<Value> loaded = chunkValues(chunk);
     // Every output at column q of the chunk.
     auto evaluate = [&](int64_t q, Value col, SmallVectorImpl<SmallVector<Value>> &values) {
       Value col64 = e.zext(e.i64, col);
       accElement.clear();
-      for (Value v : loaded)
-        accElement.push_back(e.bitcast(e.f32, e.extract(v, q)));
+      for (int64_t r = 0; r < t.rhs; ++r)
+        accElement.push_back(loaded[r * kColumnsPerLoad + q]);
       status = evalOutputsAt(maps, batch, row64, col64, e.add(rowFlat, col64), values);
     };
     auto storeMappedAt = [&](unsigned r, Value v, Value col) {
@@ -233,13 +275,14 @@ absl::Status MatmulTcgen05Emitter::epilogueTile(Value accBase, Value b, Value tm
   return status;
 }
 
-absl::Status MatmulTcgen05Emitter::epilogueLoop(Value smem, Value tmem, Value warp, Value lane) {
+absl::Status MatmulTcgen05Emitter::epilogueLoop(Value smem, Value tmem, Value warp, Value lane,
+                                                Value workspace, Value counters) {
   Value ticks = i32(0x989680);
   absl::Status status = absl::OkStatus();
-  e.loop(e.ctaidX(), i32(numTiles), e.nctaidX(), {i32(0)},
+  Value thread = e.add(e.mul(warp, i32(32)), lane); // 0..127: the TMEM lane
+  e.loop(e.ctaidX(), i32(numTiles * t.split), e.nctaidX(), {i32(0)},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     auto [b, tm, tn, part] = decodeUnit(unit);
-    (void)part;
     Value count = carried[0];
     Value buffer = e.urem(count, i32(buffers));
     Value use = e.udiv(count, i32(buffers));
@@ -247,18 +290,103 @@ absl::Status MatmulTcgen05Emitter::epilogueLoop(Value smem, Value tmem, Value wa
                                           e.band(use, i32(1)), ticks);
     NVVM::Tcgen05FenceOp::create(builder, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     Value accBase = e.add(tmem, e.mul(buffer, i32(accColumns)));
-    // Interior tiles skip the bounds checks.
-    absl::Status st = interiorOrEdge(tm, tn, [&](bool guarded) {
-      return status.ok() ? epilogueTile(accBase, b, tm, tn, warp, lane, guarded)
-                         : absl::OkStatus();
+    // Hands the buffer back: every tcgen05.ld of it is complete
+    // (tcgen05.wait::ld), so the MMAs of a later unit may overwrite it.
+    auto release = [&] {
+      NVVM::Tcgen05FenceOp::create(builder, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+      NVVM::MBarrierArriveOp::create(builder, Type(), accBarrier(smem, 1, buffer), Value(),
+                                     NVVM::MemScopeKind::CTA, false);
+    };
+    if (t.split == 1) {
+      // Interior tiles skip the bounds checks.
+      absl::Status st = interiorOrEdge(tm, tn, [&](bool guarded) {
+        return status.ok() ? epilogueTile(b, tm, tn, warp, lane, guarded,
+                                          [&](Value chunk) {
+                                            return loadTmemChunk(accBase, warp, chunk);
+                                          })
+                           : absl::OkStatus();
+      });
+      if (status.ok())
+        status = st;
+      release();
+      return {e.add(count, i32(1))};
+    }
+    // Split-K: the part's accumulators to the workspace (a row past M holds
+    // nothing the epilogue stores: not written, not summed).
+    Value tile = e.udiv(unit, i32(t.split));
+    Value rowOk = e.icmp(LLVM::ICmpPredicate::ult, e.add(e.mul(tm, i32(t.m)), thread), i32(l.m));
+    e.loop(i32(0), i32(t.n / kColumnsPerLoad), i32(1), {},
+           [&](Value chunk, ValueRange) -> SmallVector<Value> {
+      SmallVector<Value> values = loadTmemChunk(accBase, warp, chunk);
+      e.ifThen(rowOk, [&] {
+        for (int64_t r = 0; r < t.rhs; ++r)
+          for (int64_t q4 = 0; q4 < 4; ++q4) {
+            Value c = e.add(chunk, i32(r * t.n / kColumnsPerLoad));
+            e.store(e.pack(ArrayRef<Value>(values).slice(r * kColumnsPerLoad + 4 * q4, 4)),
+                    workspaceAt(workspace, unit, c, q4, thread), 16);
+          }
+      });
+      return {};
     });
-    if (status.ok())
-      status = st;
-    // Every tcgen05.ld of the buffer is complete (tcgen05.wait::ld): the
-    // MMAs of a later unit may overwrite it.
-    NVVM::Tcgen05FenceOp::create(builder, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
-    NVVM::MBarrierArriveOp::create(builder, Type(), accBarrier(smem, 1, buffer), Value(),
-                                   NVVM::MemScopeKind::CTA, false);
+    release();
+    LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
+    auto epilogueBarrier = [&] {
+      NVVM::BarrierOp::create(builder, Type(), i32(1), i32(128), NVVM::BarrierReductionAttr(),
+                              Value());
+    };
+    epilogueBarrier();
+    Value flag = sharedAt(smem, i32(tmemSlotOffset + 4));
+    e.ifThen(e.icmp(LLVM::ICmpPredicate::eq, thread, i32(0)), [&] {
+      Value counter = e.gep(counters, e.i32, e.zext(e.i64, tile));
+      Value old = LLVM::AtomicRMWOp::create(builder, LLVM::AtomicBinOp::add, counter, i32(1),
+                                            LLVM::AtomicOrdering::acq_rel, "device");
+      Value last = e.icmp(LLVM::ICmpPredicate::eq, old, i32(t.split - 1));
+      e.store(e.zext(e.i32, last), flag);
+      // The last part resets the counter for the next launch.
+      e.ifThen(last, [&] { e.store(i32(0), counter); });
+    });
+    epilogueBarrier();
+    Value last = e.icmp(LLVM::ICmpPredicate::ne, e.load(e.i32, flag), i32(0));
+    // (Every thread has read the flag before the next unit may write it.)
+    epilogueBarrier();
+    e.ifThen(last, [&] {
+      LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
+      // The parts' partials summed in part order, their loads issued
+      // together; a row past M sums nothing.
+      auto sumChunk = [&](Value chunk) -> SmallVector<Value> {
+        int64_t n = t.rhs * kColumnsPerLoad;
+        SmallVector<Type> types(n, e.f32);
+        Block *yes = e.newBlock(), *join = e.newBlock(types);
+        e.condBr(rowOk, yes, join, {}, SmallVector<Value>(n, e.f32c(0)));
+        e.setBlock(yes);
+        SmallVector<Value> sums(n, e.f32c(0));
+        SmallVector<SmallVector<Value>> loaded(t.split);
+        for (int64_t p = 0; p < t.split; ++p) {
+          Value u = e.add(e.mul(tile, i32(t.split)), i32(p));
+          for (int64_t r = 0; r < t.rhs; ++r)
+            for (int64_t q4 = 0; q4 < 4; ++q4)
+              loaded[p].push_back(LLVM::LoadOp::create(
+                  builder, VectorType::get({4}, e.f32),
+                  workspaceAt(workspace, u, e.add(chunk, i32(r * t.n / kColumnsPerLoad)), q4,
+                              thread),
+                  16, /*isVolatile=*/true));
+        }
+        for (int64_t p = 0; p < t.split; ++p)
+          for (int64_t v = 0; v < n / 4; ++v)
+            for (int64_t x = 0; x < 4; ++x)
+              sums[4 * v + x] = e.fadd(sums[4 * v + x], e.extract(loaded[p][v], x));
+        e.br(join, sums);
+        e.moveToEnd(join);
+        e.setBlock(join);
+        return SmallVector<Value>(join->getArguments().begin(), join->getArguments().end());
+      };
+      absl::Status st = interiorOrEdge(tm, tn, [&](bool guarded) {
+        return status.ok() ? epilogueTile(b, tm, tn, warp, lane, guarded, sumChunk)
+                           : absl::OkStatus();
+      });
+      if (status.ok())
+        status = st;
+    });
     return {e.add(count, i32(1))};
   });
   return status;
@@ -266,9 +394,11 @@ absl::Status MatmulTcgen05Emitter::epilogueLoop(Value smem, Value tmem, Value wa
 
 absl::Status MatmulTcgen05Emitter::build() {
   layoutTiles();
-  if (t.m != 128 || t.split != 1)
+  if (t.m != 128)
     return absl::InvalidArgumentError(
-        "matmul_tcgen05 builds tiles of 128 rows without split-K (re-run fusec-tile)");
+        "matmul_tcgen05 builds tiles of 128 rows (re-run fusec-tile)");
+  if (t.split > 1 && perSplit * (t.split - 1) >= numK)
+    return absl::InvalidArgumentError("matmul_tcgen05: a split leaves a part of K empty");
   accColumns = t.n * t.rhs;
   buffers = 2 * accColumns <= 512 ? 2 : 1;
   allocColumns = 32;
@@ -277,21 +407,26 @@ absl::Status MatmulTcgen05Emitter::build() {
   if (allocColumns > 512)
     return absl::InvalidArgumentError("matmul_tcgen05: the accumulators exceed 512 TMEM columns");
   // After the stage barriers: two accumulator barriers a buffer, then the
-  // word tcgen05.alloc writes TMEM's address to.
+  // word tcgen05.alloc writes TMEM's address to, then split-K's flag (the
+  // last part of a tile).
   tmemSlotOffset = flagOffset + 16 * buffers;
   if (launch.getSmem() < tcgen05SharedBytes(t))
     return absl::InvalidArgumentError(absl::StrCat(
         "matmul_tcgen05: the plan's shared memory (", launch.getSmem(),
         " bytes) is less than the ", tcgen05SharedBytes(t), " this tile needs (re-run fusec-tile)"));
-  if (numTiles >= (int64_t(1) << 31))
+  if (numTiles * t.split >= (int64_t(1) << 31))
     return unimplemented(kernel, "more than 2^31 work units");
 
   SmallVector<NamedAttribute> attrs{builder.getNamedAttr(
       NVVM::NVVMDialect::getMaxntidAttrName(), builder.getDenseI32ArrayAttr({256}))};
   attrs.push_back(builder.getNamedAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                                        builder.getI32IntegerAttr(1)));
-  beginFunction(attrs, /*extra=*/1);
+  // The tensor-map table, then split-K's workspace and counters, are the
+  // last parameters.
+  beginFunction(attrs, /*extra=*/t.split > 1 ? 3 : 1);
   Value table = extraPtrs[0];
+  Value workspace = t.split > 1 ? extraPtrs[1] : Value();
+  Value counters = t.split > 1 ? extraPtrs[2] : Value();
   Value smem = alignedSharedMemory();
 
   Value tid = e.tidX();
@@ -347,7 +482,8 @@ absl::Status MatmulTcgen05Emitter::build() {
   e.condBr(e.icmp(LLVM::ICmpPredicate::uge, tid, i32(128)), epilogueBlock, exit);
   e.moveToEnd(epilogueBlock);
   e.setBlock(epilogueBlock);
-  if (auto st = epilogueLoop(smem, tmem, e.urem(warpId, i32(4)), lane); !st.ok())
+  if (auto st = epilogueLoop(smem, tmem, e.urem(warpId, i32(4)), lane, workspace, counters);
+      !st.ok())
     return st;
   e.br(exit);
 
@@ -386,7 +522,7 @@ absl::StatusOr<TensorCoreKernel> emitMatmulTcgen05(const StrategyInput &in) {
   MatmulTcgen05Emitter emitter(in, *layout);
   if (auto st = emitter.build(); !st.ok())
     return st;
-  return TensorCoreKernel{emitter.tensorMaps(), {}};
+  return TensorCoreKernel{emitter.tensorMaps(), emitter.scratch()};
 }
 
 } // namespace fusec::codegen

@@ -8,7 +8,8 @@
 // RUN: fusec-opt %s --fusec-pipeline="target=b200" --fusec-codegen="arch=sm_100a dump-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=ATTRS < %t/out.mlir
 // RUN: FileCheck %s --check-prefix=PTX < %t/gelu_bias.k0_matmul_cast.ptx
-// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_100a 255 %t/gelu_bias.k0_matmul_cast.ptx %t/linear.k0_matmul.ptx %t/batched_t.k0_matmul.ptx %t/lm_head.k0_matmul.ptx %t/swiglu.k0_matmul_mul.ptx
+// RUN: FileCheck %s --check-prefix=PTX-SPLIT < %t/decode_split.k0_matmul_cast.ptx
+// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_100a 255 %t/gelu_bias.k0_matmul_cast.ptx %t/linear.k0_matmul.ptx %t/batched_t.k0_matmul.ptx %t/lm_head.k0_matmul.ptx %t/swiglu.k0_matmul_mul.ptx %t/decode_split.k0_matmul_cast.ptx %t/swiglu_decode.k0_matmul_mul.ptx
 // The same graphs planned for the H200 take matmul_wgmma:
 // RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s --check-prefix=HOPPER
 // REQUIRES: ptxas
@@ -108,4 +109,56 @@ func.func @swiglu(%x: tensor<1024x512xbf16>, %wg: tensor<1408x512xbf16>, %wu: te
   %s = fusec.silu %g : tensor<1024x1408xbf16>
   %y = fusec.mul %s, %u : tensor<1024x1408xbf16>
   return %y : tensor<1024x1408xbf16>
+}
+
+// Decode: 16 tokens by a 4096 x 4096 projection with a bias and SiLU. Its
+// 32 tiles of 128 x 128 fill a fifth of the SMs: K (64 k-blocks) splits
+// into 4 parts of 16, 128 units. Each part's accumulators go from TMEM to
+// the workspace (rows inside M only); the buffer is handed back; one
+// thread bumps the tile's counter; the last part sums the 4 partials in
+// part order and runs the epilogue.
+// PLAN-LABEL: func.func @decode_split
+// PLAN: strategy = matmul_tcgen05, grid = 128, block = 256, tile = [128, 128, 64], stages = 7, split = 4
+// ATTRS-LABEL: func.func @decode_split
+// The workspace (32 tiles x 4 parts x 128 x 128 floats) and 32 counters.
+// ATTRS: fusec.scratch = array<i64: 8388608, 128>
+// CHECK-LABEL: llvm.func @k0_matmul_cast(
+// CHECK: nvvm.tcgen05.mma
+// CHECK: nvvm.tcgen05.commit
+// The epilogue: the partial to the workspace, 16 bytes at a time.
+// CHECK: nvvm.tcgen05.ld
+// CHECK: nvvm.tcgen05.wait <load>
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: nvvm.tcgen05.fence <before>
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: llvm.atomicrmw add %{{.*}} syncscope("device") acq_rel
+// The last part: the 4 parts' 16 columns loaded (volatile), then summed.
+// CHECK: llvm.fence syncscope("device") acq_rel
+// CHECK-COUNT-16: llvm.load volatile %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK: llvm.fadd
+// PTX-SPLIT: tcgen05.ld.sync.aligned.32x32b.x16.b32
+// PTX-SPLIT: st.global.v2.b64
+// PTX-SPLIT: fence.acq_rel.gpu
+// PTX-SPLIT: bar.sync {{.*}}1, 128
+// PTX-SPLIT: atom.global.add.u32
+// PTX-SPLIT: ld.volatile.global.v4.b32
+func.func @decode_split(%x: tensor<16x4096xbf16>, %w: tensor<4096x4096xbf16>, %b: tensor<4096xbf16>) -> tensor<16x4096xbf16> {
+  %0 = fusec.matmul %x, %w {transpose_rhs} : (tensor<16x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<16x4096xbf16>
+  %bb = fusec.broadcast %b dims [1] : tensor<4096xbf16> -> tensor<16x4096xbf16>
+  %1 = fusec.add %0, %bb : tensor<16x4096xbf16>
+  %2 = fusec.silu %1 : tensor<16x4096xbf16>
+  return %2 : tensor<16x4096xbf16>
+}
+
+// SwiGLU at decode: 44 tiles of 128 x 128 (two accumulators), K split in 3.
+// PLAN-LABEL: func.func @swiglu_decode
+// PLAN: strategy = matmul_tcgen05{{.*}}tile = [128, 128, 64]{{.*}}split = 3
+func.func @swiglu_decode(%x: tensor<8x2048xbf16>, %wg: tensor<5632x2048xbf16>, %wu: tensor<5632x2048xbf16>) -> tensor<8x5632xbf16> {
+  %g = fusec.matmul %x, %wg {transpose_rhs} : (tensor<8x2048xbf16>, tensor<5632x2048xbf16>) -> tensor<8x5632xbf16>
+  %u = fusec.matmul %x, %wu {transpose_rhs} : (tensor<8x2048xbf16>, tensor<5632x2048xbf16>) -> tensor<8x5632xbf16>
+  %s = fusec.silu %g : tensor<8x5632xbf16>
+  %y = fusec.mul %s, %u : tensor<8x5632xbf16>
+  return %y : tensor<8x5632xbf16>
 }
