@@ -580,7 +580,19 @@ absl::StatusOr<Value> KernelEmitter::reduction(ReduceOp op, Value, int) {
   return unimplemented(op, "a reduction in a kernel whose strategy has none");
 }
 std::optional<Value> KernelEmitter::broadcastSource(BroadcastOp, Value) { return std::nullopt; }
+bool KernelEmitter::quotientRounded(DivOp op) {
+  for (Operation *user : op->getUsers()) {
+    if (isa<RoundOp, FloorOp, CeilOp>(user))
+      return true;
+    if (auto c = dyn_cast<CastOp>(user))
+      if (isa<IntegerType>(getElementTypeOrSelf(c.getType())))
+        return true;
+  }
+  return false;
+}
 Value KernelEmitter::divide(DivOp op, Value a, Value b, Value) {
+  if (quotientRounded(op))
+    return e.fdiv(a, b);
   // By a splat constant (GELU's x / sqrt(2) as exporters write it): a
   // multiply by its reciprocal, at most 1.5 ulp of f32 from the quotient
   // (exact for a power of two); an IEEE division costs ~10 instructions

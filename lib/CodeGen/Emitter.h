@@ -284,6 +284,12 @@ protected:
   /// a / b for the f32 values of `op`; rows held in registers multiply by
   /// one reciprocal per row.
   virtual mlir::Value divide(DivOp op, mlir::Value a, mlir::Value b, mlir::Value index);
+  /// Whether `op`'s quotient is rounded to an integer (round, floor, ceil,
+  /// a cast to an integer type): then it is an IEEE division, never a
+  /// multiply by a reciprocal, whose ulp can move a quotient across a
+  /// rounding boundary (DynamicQuantizeLinear's -2.5 / (5 / 255) =
+  /// -127.5 rounds to even).
+  static bool quotientRounded(DivOp op);
   /// One element of a matmul (the SIMT strategy's loop over K).
   virtual absl::StatusOr<mlir::Value> matmul(MatmulOp op, mlir::Value index, int lane);
 

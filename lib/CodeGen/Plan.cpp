@@ -623,6 +623,16 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
   // tile would compute as many zero columns as real ones.
   else if (l.n <= 64)
     t.n = 64;
+  // Few tiles of 128 rows over a long K (a decode or verify batch of 128 to
+  // 256 tokens): 64 columns, twice the tiles, where 128 columns would need
+  // split-K to fill the SMs (its partials cost a round trip through L2 and
+  // a counter a tile). Measured on the H100 in one run (bench/results/
+  // 2026-12-06-h100-stop46-checks, chains of 8 GEMMs of 4096 x 4096, CUDA
+  // graphs): at 256 tokens 22.5 us a GEMM with 128 columns in split 2,
+  // 19.0 with 64 columns unsplit (cuBLAS 18.5).
+  else if (!t.pingpong && t.m == 128 && t.rhs == 1 && l.n > 64 && numK >= 8 &&
+           2 * tiles(128) <= sms)
+    t.n = 64;
   else if (t.rhs == 1 && l.n > 128) {
     int64_t best = 0;
     for (int64_t n : {256, 192, 128}) {

@@ -720,6 +720,9 @@ absl::Status importMaxUnpool(Importer &I) {
                                               : I.constant(x.dtype, 0),
                            outShape);
   if (index.known) {
+    if (total > Importer::kMaxFoldElements)
+      return I.unsupported(absl::StrCat("a MaxUnpool of known indices into ", total,
+                                        " elements (at most 2^26)"));
     // Each position's last writer, or none.
     std::vector<int64_t> writer(static_cast<size_t>(total), -1);
     for (int64_t i = 0; i < x.elements(); ++i) {
@@ -1248,9 +1251,10 @@ absl::Status importRoiAlign(Importer &I) {
   int64_t oh = I.attrInt("output_height", 1), ow = I.attrInt("output_width", 1);
   int64_t ratio = I.attrInt("sampling_ratio", 0);
   float scale = I.attrFloat("spatial_scale", 1.0f);
-  if (oh < 1 || ow < 1 || oh > Importer::kMaxElements || ow > Importer::kMaxElements)
+  // (Each is a known vector of bin indices: at most 2^20.)
+  if (oh < 1 || ow < 1 || oh > (1 << 20) || ow > (1 << 20))
     return I.invalid(absl::StrCat("output_height ", oh, " and output_width ", ow,
-                                  ": each must be at least 1"));
+                                  ": each must be 1 to 2^20"));
   if (ratio < 0 || ratio > 4096)
     return I.invalid(absl::StrCat("sampling_ratio ", ratio, ": expected 0 to 4,096"));
   if (!std::isfinite(scale))
@@ -1262,11 +1266,17 @@ absl::Status importRoiAlign(Importer &I) {
     return I.unsupported("a RoiAlign of an empty tensor or of no regions");
   // The grid per region: with sampling_ratio 0 it is each region's own (as
   // onnxruntime computes it, in f32).
-  std::vector<int64_t> gridH(static_cast<size_t>(R), ratio), gridW(static_cast<size_t>(R), ratio);
-  if (ratio == 0) {
-    if (!rois.known)
-      return I.unsupported("sampling_ratio 0 (a grid sized by each region) with regions "
-                           "computed at run time; give sampling_ratio or known rois");
+  // (Per region only with sampling_ratio 0: known regions, at most
+  // kMaxFoldElements of them; else one value for all.)
+  bool uniform = ratio > 0;
+  if (!uniform && !rois.known)
+    return I.unsupported("sampling_ratio 0 (a grid sized by each region) with regions "
+                         "computed at run time; give sampling_ratio or known rois");
+  if (!uniform && R > Importer::kMaxFoldElements)
+    return I.unsupported(absl::StrCat(R, " known regions with sampling_ratio 0 (at most 2^26)"));
+  std::vector<int64_t> gridH(static_cast<size_t>(uniform ? 1 : R), ratio),
+      gridW(static_cast<size_t>(uniform ? 1 : R), ratio);
+  if (!uniform) {
     float offset = halfPixel ? 0.5f : 0.0f;
     for (int64_t r = 0; r < R; ++r) {
       auto at = [&](int k) { return static_cast<float>(rois.known->get(r * 4 + k)) * scale - offset; };
@@ -1287,7 +1297,8 @@ absl::Status importRoiAlign(Importer &I) {
   std::vector<int64_t> samples = {R, C, oh, ow, GH, GW};
   if (auto n = I.checkedElements(samples); !n.ok())
     return n.status();
-  bool uniform = ratio > 0;
+  if (!uniform && R * GH * GW > Importer::kMaxFoldElements)
+    return I.unsupported("a sampling grid of more than 2^26 points over the known regions");
   const DType F = DType::F32;
   auto k = [&](double v) { return I.constant(F, v); };
   auto vec = [&](const std::vector<double> &v, std::vector<int64_t> shape) {
@@ -1402,7 +1413,7 @@ absl::Status importRoiAlign(Importer &I) {
   if (mode == "avg") {
     TRY(sum, I.reduce("sum", *total, {4, 5}, false));
     std::vector<int64_t> counts;
-    for (int64_t r = 0; r < R; ++r)
+    for (int64_t r = 0; r < (uniform ? 1 : R); ++r)
       counts.push_back(std::max<int64_t>(1, gridH[static_cast<size_t>(r)] *
                                                 gridW[static_cast<size_t>(r)]));
     Val n = uniform ? k(static_cast<double>(counts[0])) : perRegion(counts, {R, 1, 1, 1});

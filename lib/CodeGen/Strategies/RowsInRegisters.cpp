@@ -67,7 +67,7 @@ protected:
     // row for the reciprocal, then a multiply per element (at most 1.5 ulp
     // of f32 from the quotient).
     auto bc = op.getRhs().getDefiningOp<BroadcastOp>();
-    if (!bc || broadcastSource(bc, index) != row)
+    if (!bc || quotientRounded(op) || broadcastSource(bc, index) != row)
       return KernelEmitter::divide(op, a, b, index);
     auto it = reciprocals.find(b);
     if (it == reciprocals.end())
