@@ -37,7 +37,7 @@ for d in "$data"/node/test_dynamicquantizelinear* "$data"/node/test_roialign* "$
 done
 echo "selected ONNX tests on the GPU: $pass pass, $fail fail ($(el))"
 for v in "default:" "n128:FUSEC_WGMMA_N=128" "n64:FUSEC_WGMMA_N=64"; do
-  [ $(( $(date +%s) - t0 )) -lt 330 ] || break
+  [ $(( $(date +%s) - t0 )) -lt 230 ] || break
   name=${v%%:*}; envs=${v#*:}
   shapes=64x4096x4096,128x4096x4096,256x4096x4096
   [ "$name" = n64 ] && shapes=64x4096x4096
@@ -45,7 +45,7 @@ for v in "default:" "n128:FUSEC_WGMMA_N=128" "n64:FUSEC_WGMMA_N=64"; do
   echo "decode chain [$name] rc=$? $(el)"; sed -n '/^M x N x K/,$p' "$L/chain-$name.log"
 done
 (cd "$OUT" && tar -czf logs.tar.gz logs)
-left=$(( 470 - ($(date +%s) - t0) ))
+left=$(( 370 - ($(date +%s) - t0) ))
 if [ $left -gt 120 ]; then
   timeout $left python3 test/onnx/conformance.py "$D/bin/fusec-run" "$data/node" --jobs 16 \
     --json "$OUT/onnx-gpu.json" > "$L/onnx-gpu.log" 2>&1
