@@ -27,18 +27,19 @@ func.func @decode(%x: tensor<16x4096xbf16>, %w: tensor<11008x4096xbf16>) -> tens
   return %0 : tensor<16x11008xbf16>
 }
 
-// 16 output tiles over a K of 8192: split K eight ways. Each split writes its
+// 16 tiles of 128 x 128 over a K of 8192 would need split-K to fill the
+// SMs: 32 tiles of 128 x 64 instead, K split four ways. Each split writes its
 // f32 partial tile into a scratch workspace, and the last split to arrive at
 // the tile's counter (an acq_rel atomic, fenced) sums the partials in split
 // order and runs the epilogue.
 // PLAN-LABEL: func.func @split_k
-// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 128, block = 384, tile = [128, 128, 64], stages = 6, split = 8
+// PLAN: #fusec.launch<strategy = matmul_wgmma, grid = 128, block = 384, tile = [128, 64, 64], stages = 8, split = 4
 // ATTRS-LABEL: func.func @split_k
-// ATTRS: fusec.scratch = array<i64: 8388608, 64>
+// ATTRS: fusec.scratch = array<i64: 4194304, 128>
 // CHECK-LABEL: llvm.func @k0_matmul(
 // The operands, the result, the workspace and the counters, the table.
 // CHECK-SAME: %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias}, %{{.*}}: !llvm.ptr<1> {llvm.noalias})
-// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK: llvm.fence syncscope("device") acq_rel
 // CHECK: llvm.atomicrmw add {{.*}} syncscope("device") acq_rel : !llvm.ptr<1>, i32
 // CHECK: llvm.fence syncscope("device") acq_rel
