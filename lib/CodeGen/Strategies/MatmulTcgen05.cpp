@@ -329,26 +329,12 @@ absl::Status MatmulTcgen05Emitter::epilogueLoop(Value smem, Value tmem, Value wa
       return {};
     });
     release();
-    LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
-    auto epilogueBarrier = [&] {
-      NVVM::BarrierOp::create(builder, Type(), i32(1), i32(128), NVVM::BarrierReductionAttr(),
-                              Value());
-    };
-    epilogueBarrier();
-    Value flag = sharedAt(smem, i32(tmemSlotOffset + 4));
-    e.ifThen(e.icmp(LLVM::ICmpPredicate::eq, thread, i32(0)), [&] {
-      Value counter = e.gep(counters, e.i32, e.zext(e.i64, tile));
-      Value old = LLVM::AtomicRMWOp::create(builder, LLVM::AtomicBinOp::add, counter, i32(1),
-                                            LLVM::AtomicOrdering::acq_rel, "device");
-      Value last = e.icmp(LLVM::ICmpPredicate::eq, old, i32(t.split - 1));
-      e.store(e.zext(e.i32, last), flag);
-      // The last part resets the counter for the next launch.
-      e.ifThen(last, [&] { e.store(i32(0), counter); });
-    });
-    epilogueBarrier();
-    Value last = e.icmp(LLVM::ICmpPredicate::ne, e.load(e.i32, flag), i32(0));
-    // (Every thread has read the flag before the next unit may write it.)
-    epilogueBarrier();
+    Value last = lastPartOfTile(
+        counters, tile, sharedAt(smem, i32(tmemSlotOffset + 4)),
+        e.icmp(LLVM::ICmpPredicate::eq, thread, i32(0)), [&] {
+          NVVM::BarrierOp::create(builder, Type(), i32(1), i32(128),
+                                  NVVM::BarrierReductionAttr(), Value());
+        });
     e.ifThen(last, [&] {
       LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
       // The parts' partials summed in part order, their loads issued

@@ -86,6 +86,13 @@ protected:
                              mlir::Value col, mlir::Value flat,
                              llvm::MutableArrayRef<llvm::SmallVector<mlir::Value>> values);
 
+  /// Split-K, once this part's partials are written: fences them, and one
+  /// thread (`leader`) bumps the tile's counter in `counters`; the part
+  /// that arrives last resets it for the next launch. Returns, in every
+  /// thread (the shared word `flag`, read between two `barrier`s), whether
+  /// this part is the tile's last.
+  mlir::Value lastPartOfTile(mlir::Value counters, mlir::Value tile, mlir::Value flag,
+                             mlir::Value leader, llvm::function_ref<void()> barrier);
   /// A tensor map over parameter `slot` seen as `view`, boxes of
   /// `boxInner` x `boxRows` on the innermost factors of its last two dims.
   TensorMapAttr tensorMap(const OperandView &view, int64_t slot, int64_t bytes, int64_t boxInner,

@@ -149,6 +149,25 @@ Value TmaMatmulEmitter::descriptor(Value addr, int64_t lbo, int64_t version) {
   return e.bor(a, e.i64c(static_cast<int64_t>(fixed)));
 }
 
+Value TmaMatmulEmitter::lastPartOfTile(Value counters, Value tile, Value flag, Value leader,
+                                       llvm::function_ref<void()> barrier) {
+  LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
+  barrier();
+  e.ifThen(leader, [&] {
+    Value counter = e.gep(counters, e.i32, e.zext(e.i64, tile));
+    Value old = LLVM::AtomicRMWOp::create(builder, LLVM::AtomicBinOp::add, counter, i32(1),
+                                          LLVM::AtomicOrdering::acq_rel, "device");
+    Value last = e.icmp(LLVM::ICmpPredicate::eq, old, i32(t.split - 1));
+    e.store(e.zext(e.i32, last), flag);
+    // The last part resets the counter for the next launch.
+    e.ifThen(last, [&] { e.store(i32(0), counter); });
+  });
+  barrier();
+  // Every thread reads the flag before it reaches the next unit's first
+  // barrier, past which alone the leader writes it again.
+  return e.icmp(LLVM::ICmpPredicate::ne, e.load(e.i32, flag), i32(0));
+}
+
 void TmaMatmulEmitter::layoutTiles() {
   tilesM = (l.m + t.m - 1) / t.m;
   tilesN = (l.n + t.n - 1) / t.n;
@@ -1150,20 +1169,8 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
       e.ifThen(holds, storePartial);
     else
       storePartial();
-    LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
-    consumerBarrier();
-    Value flag = sharedAt(smem, i32(flagOffset));
-    e.ifThen(e.icmp(LLVM::ICmpPredicate::eq, ctid, i32(0)), [&] {
-      Value counter = e.gep(counters, e.i32, e.zext(e.i64, tile));
-      Value old = LLVM::AtomicRMWOp::create(builder, LLVM::AtomicBinOp::add, counter, i32(1),
-                                            LLVM::AtomicOrdering::acq_rel, "device");
-      Value last = e.icmp(LLVM::ICmpPredicate::eq, old, i32(t.split - 1));
-      e.store(e.zext(e.i32, last), flag);
-      // The last part resets the counter for the next launch.
-      e.ifThen(last, [&] { e.store(i32(0), counter); });
-    });
-    consumerBarrier();
-    Value last = e.icmp(LLVM::ICmpPredicate::ne, e.load(e.i32, flag), i32(0));
+    Value last = lastPartOfTile(counters, tile, sharedAt(smem, i32(flagOffset)),
+                                e.icmp(LLVM::ICmpPredicate::eq, ctid, i32(0)), consumerBarrier);
     e.ifThen(last, [&] {
       LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
       // The parts summed in order, their loads issued ahead of the sums:
