@@ -495,9 +495,22 @@ std::string Importer::use(Val &v) {
     } else if (it != splatLiterals.end() && it->second.first.lock() == v.known) {
       text = it->second.second;
     } else {
+      auto key = std::make_pair(v.known.get(), ty(v));
+      if (auto e = emittedKnown.find(key);
+          e != emittedKnown.end() && e->second.first.lock() == v.known) {
+        v.ssa = e->second.second;
+        return v.ssa;
+      }
       text = literal(*v.known);
-      if (text.size() < 64) // a splat (or a tiny tensor)
+      if (text.size() < 64) { // a splat (or a tiny tensor)
         splatLiterals[v.known.get()] = {v.known, text};
+      } else {
+        Val c = emit(absl::StrCat("fusec.constant dense<", text, "> : ", ty(v)), v.dtype,
+                     v.shape);
+        emittedKnown[key] = {v.known, c.ssa};
+        v.ssa = c.ssa;
+        return v.ssa;
+      }
     }
     Val c = emit(absl::StrCat("fusec.constant dense<", text, "> : ", ty(v)), v.dtype, v.shape);
     v.ssa = c.ssa;

@@ -222,6 +222,15 @@ private:
   /// it is a splat scans all of them.
   std::map<const HostTensor *, std::pair<std::weak_ptr<const HostTensor>, std::string>>
       splatLiterals;
+  /// The constants already emitted for large known values (not splats), by
+  /// (value, type): a Val is passed by value, so its SSA name does not
+  /// reach the caller's copy, and an index map used by each of 64 gathers
+  /// (a 3-D cubic GridSample) was printed 64 times (805 MB of text; a
+  /// fuzz_onnx find). The function body is one straight-line block, so the
+  /// first emission dominates every later use.
+  std::map<std::pair<const HostTensor *, std::string>,
+           std::pair<std::weak_ptr<const HostTensor>, std::string>>
+      emittedKnown;
   /// Known splats broadcast to a shape, by (type, shape, the value's bits):
   /// every layer broadcasts the same scalars (0, -inf) to its mask's shape,
   /// and each would otherwise allocate and fill its own copy.
