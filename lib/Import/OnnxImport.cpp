@@ -333,6 +333,23 @@ Val knownVal(std::shared_ptr<const HostTensor> h) {
   return v;
 }
 
+Val materialized(Val v) {
+  if (!v.splatOf)
+    return v;
+  HostTensor h;
+  h.dtype = v.dtype;
+  h.shape = v.shape;
+  size_t n = static_cast<size_t>(v.elements());
+  if (v.splatOf->isInteger())
+    h.ints.assign(n, v.splatOf->ints[0]);
+  else
+    h.data.assign(n, v.splatOf->data[0]);
+  Val out = knownVal(std::move(h));
+  out.ssa = v.ssa;
+  out.splat = true;
+  return out;
+}
+
 //===----------------------------------------------------------------------===//
 // Importer: the node, its inputs and attributes
 //===----------------------------------------------------------------------===//
@@ -385,10 +402,11 @@ absl::StatusOr<std::vector<int64_t>> Importer::knownInts(size_t i) {
   auto v = input(i);
   if (!v.ok())
     return v.status();
-  if (!v->known)
+  if (!v->isKnown())
     return unsupported(absl::StrCat("input #", i, " ('", node->inputs[i],
                                     "') must be known at import (a constant or a shape "
                                     "computation)"));
+  *v = materialized(std::move(*v));
   std::vector<int64_t> out;
   for (int64_t k = 0; k < v->known->numElements(); ++k)
     out.push_back(v->known->getInt(k));
@@ -481,6 +499,13 @@ std::string Importer::use(Val &v) {
     foldArgs.push_back({v.ssa, v.known});
     return v.ssa;
   }
+  if (folding() && v.splatOf) {
+    // A constant of the scratch function, named afresh for each use: the
+    // Val (which may be a node's output) keeps only names of the graph.
+    return emit(absl::StrCat("fusec.constant dense<", elementText(*v.splatOf, 0), "> : ", ty(v)),
+                v.dtype, v.shape)
+        .ssa;
+  }
   if (v.ssa.empty() && v.squeezed && !v.known) {
     std::string src = use(*v.squeezed);
     Val r = emit(absl::StrCat("fusec.reshape ", src, " : ", ty(*v.squeezed), " -> ", ty(v)),
@@ -490,7 +515,9 @@ std::string Importer::use(Val &v) {
   if (v.ssa.empty()) {
     std::string text;
     auto it = splatLiterals.find(v.known.get());
-    if (v.splat && v.known->numElements() > 0) {
+    if (v.splatOf) {
+      text = elementText(*v.splatOf, 0);
+    } else if (v.splat && v.known->numElements() > 0) {
       text = elementText(*v.known, 0);
     } else if (it != splatLiterals.end() && it->second.first.lock() == v.known) {
       text = it->second.second;
@@ -549,42 +576,34 @@ Val Importer::broadcastTo(Val v, const std::vector<int64_t> &shape) {
   std::vector<int64_t> dims;
   for (size_t j = 0; j < v.shape.size(); ++j)
     dims.push_back(static_cast<int64_t>(off + j));
-  if (v.known && v.elements() == 1 && elementCount(shape) > kMaxFoldElements) {
+  if ((v.splatOf || (v.known && v.elements() == 1)) && elementCount(shape) > kMaxFoldElements) {
     // Too large to hold on the host: a splat constant of the graph.
-    return emit(absl::StrCat("fusec.constant dense<", elementText(*v.known, 0), "> : ",
+    return emit(absl::StrCat("fusec.constant dense<",
+                             elementText(v.splatOf ? *v.splatOf : *v.known, 0), "> : ",
                              typeOf(v.dtype, shape)),
                 v.dtype, shape);
   }
-  if (v.known && v.elements() == 1) {
-    // A splat stays known (its literal is one value).
-    uint64_t bits = 0;
-    if (v.known->isInteger())
-      bits = static_cast<uint64_t>(v.known->ints[0]);
-    else
-      std::memcpy(&bits, &v.known->data[0], sizeof bits);
-    std::tuple<int, std::vector<int64_t>, uint64_t> key{static_cast<int>(v.dtype), shape, bits};
-    std::shared_ptr<const HostTensor> splat;
-    if (auto it = splats.find(key); it != splats.end())
-      splat = it->second;
-    if (!splat) {
-      HostTensor h;
-      h.dtype = v.dtype;
-      h.shape = shape;
-      int64_t n = elementCount(shape);
-      if (v.known->isInteger())
-        h.ints.assign(static_cast<size_t>(n), v.known->ints[0]);
-      else
-        h.data.assign(static_cast<size_t>(n), v.known->data[0]);
-      splat = std::make_shared<const HostTensor>(std::move(h));
-      // Kept for the next broadcast while they hold at most 1 GiB.
-      if (splatBytes + 8 * n <= (int64_t(1) << 30)) {
-        splatBytes += 8 * n;
-        splats.emplace(std::move(key), splat);
-      }
-    }
-    Val out = knownVal(splat);
+  if (v.splatOf) {
+    // Still one value.
+    v.ssa.clear();
+    v.shape = shape;
+    return v.elements() > kLazySplatElements ? v : materialized(std::move(v));
+  }
+  if (v.known && v.elements() == 1 && elementCount(shape) > kLazySplatElements) {
+    Val out;
+    out.dtype = v.dtype;
+    out.shape = shape;
     out.splat = true;
+    out.splatOf = v.known;
     return out;
+  }
+  if (v.known && v.elements() == 1) {
+    // A small splat is materialized (its literal is still one value).
+    Val lazy;
+    lazy.dtype = v.dtype;
+    lazy.shape = shape;
+    lazy.splatOf = v.known;
+    return materialized(std::move(lazy));
   }
   if (v.squeezed && !v.known) {
     // Broadcast from the squeezed form: its dims are v's non-unit dims.
@@ -611,6 +630,13 @@ Val Importer::broadcastTo(Val v, const std::vector<int64_t> &shape) {
 Val Importer::cast(Val v, DType to) {
   if (v.dtype == to)
     return v;
+  if (v.splatOf) {
+    Val one = cast(knownVal(v.splatOf), to);
+    v.ssa.clear();
+    v.dtype = to;
+    v.splatOf = one.known;
+    return v;
+  }
   if (v.known && v.elements() == 1) {
     HostTensor h(to, v.shape);
     if (v.known->isInteger())
@@ -631,6 +657,11 @@ Val Importer::reshape(Val v, std::vector<int64_t> shape) {
     return v;
   if (v.known)
     return knownVal(v.known->reshaped(shape));
+  if (v.splatOf) {
+    v.ssa.clear();
+    v.shape = std::move(shape);
+    return v.elements() > kLazySplatElements ? v : materialized(std::move(v));
+  }
   Val base = v.squeezed ? *v.squeezed : v;
   bool allUnit = base.elements() == 1 && shape.size() >= base.shape.size();
   if (nonUnit(base.shape) == nonUnit(shape) && (nonUnit(base.shape) == base.shape || allUnit))
@@ -940,7 +971,7 @@ absl::Status Importer::foldNode(const std::function<absl::Status()> &importer) {
     if (node->outputs[i].empty())
       continue;
     auto it = values.find(node->outputs[i]);
-    if (it == values.end() || it->second.known)
+    if (it == values.end() || it->second.isKnown())
       continue;
     pending.push_back({i, it->second});
     total += it->second.elements();
@@ -1009,8 +1040,9 @@ Importer::runScratch(const std::string &text,
 absl::StatusOr<Val> Importer::foldExpr(
     std::vector<Val> inputs, const std::function<absl::StatusOr<Val>(std::vector<Val> &)> &fn) {
   for (Val &v : inputs) {
-    if (!v.known)
+    if (!v.isKnown())
       return absl::InternalError("foldExpr on a value not known at import");
+    v = materialized(std::move(v));
     v.ssa.clear(); // named afresh as arguments of this scratch function
   }
   std::string savedBody = std::move(body);
@@ -1020,7 +1052,7 @@ absl::StatusOr<Val> Importer::foldExpr(
   ++foldDepth;
   absl::StatusOr<Val> r = fn(inputs);
   std::string ret;
-  if (r.ok() && !r->known)
+  if (r.ok() && !r->isKnown())
     ret = use(*r);
   --foldDepth;
   std::string text = std::move(body);
@@ -1031,6 +1063,10 @@ absl::StatusOr<Val> Importer::foldExpr(
     return r.status();
   if (r->known)
     return knownVal(r->known);
+  if (r->splatOf) {
+    r->ssa.clear();
+    return *r;
+  }
   std::vector<std::string> params;
   std::vector<std::shared_ptr<const HostTensor>> values;
   for (auto &[name, t] : args) {
@@ -1095,7 +1131,7 @@ absl::Status Importer::importNode() {
     if (in.empty())
       continue;
     auto v = values.find(in);
-    allKnown &= v != values.end() && v->second.known != nullptr;
+    allKnown &= v != values.end() && v->second.isKnown();
   }
   auto run = [&]() -> absl::Status {
     if (auto st = importer(*this); !st.ok())
@@ -1182,6 +1218,13 @@ absl::Status Importer::narrowOutputs() {
     if (!wrap)
       continue;
     Val &v = it->second;
+    if (v.splatOf) {
+      HostTensor one(DType::I32, {});
+      one.setInt(0, wrapNarrow(type, v.splatOf->getInt(0)));
+      v.splatOf = std::make_shared<const HostTensor>(std::move(one));
+      v.ssa.clear();
+      continue;
+    }
     if (v.known) {
       HostTensor wrapped = *v.known; // shared: wrap a copy
       for (int64_t &x : wrapped.ints)

@@ -64,8 +64,20 @@ struct Val {
   /// `known` holds one value in every element (a broadcast splat): its
   /// literal is that value, with no scan of the elements.
   bool splat = false;
+  /// A large known splat that is not materialized: `splatOf` (one element)
+  /// in every element of `shape`, and `known` is null. Broadcasting a
+  /// scalar to millions of elements costs nothing until an importer reads
+  /// the elements (`materialized`); emitted, it is a splat literal; folded,
+  /// a splat constant of the scratch function.
+  std::shared_ptr<const HostTensor> splatOf;
+  /// Known at import, materialized or not.
+  bool isKnown() const { return known || splatOf; }
   int64_t elements() const { return elementCount(shape); }
 };
+
+/// `v` with a lazy splat's elements on the host (`known` set), for an
+/// importer that reads them; other values unchanged.
+Val materialized(Val v);
 
 /// A known value.
 Val knownVal(HostTensor h);
@@ -93,6 +105,14 @@ public:
   size_t numInputs() const { return node->inputs.size(); }
   size_t numOutputs() const { return node->outputs.size(); }
   bool hasOutput(size_t i) const { return i < node->outputs.size() && !node->outputs[i].empty(); }
+  /// Input `i` with a lazy splat materialized: for importers that read a
+  /// known input's elements (`input` keeps it one value).
+  absl::StatusOr<Val> inputData(size_t i) {
+    auto v = input(i);
+    if (!v.ok())
+      return v;
+    return materialized(std::move(*v));
+  }
   /// Input `i` as integers; it must be known at import.
   absl::StatusOr<std::vector<int64_t>> knownInts(size_t i);
   int64_t attrInt(const char *name, int64_t dflt) const;
@@ -112,6 +132,9 @@ public:
   /// elements (512 MiB of doubles); a larger splat stays a constant of the
   /// graph, and other larger values are computed at run time.
   static constexpr int64_t kMaxFoldElements = int64_t(1) << 26;
+  /// A known scalar broadcast to more elements than this stays one value
+  /// (`Val::splatOf`) until an importer reads its elements.
+  static constexpr int64_t kLazySplatElements = int64_t(1) << 12;
   absl::StatusOr<int64_t> axis(int64_t a, size_t rank) const;
 
   // Building blocks: each emits fusec ops (or, for known values, may stay
@@ -231,12 +254,6 @@ private:
   std::map<std::pair<const HostTensor *, std::string>,
            std::pair<std::weak_ptr<const HostTensor>, std::string>>
       emittedKnown;
-  /// Known splats broadcast to a shape, by (type, shape, the value's bits):
-  /// every layer broadcasts the same scalars (0, -inf) to its mask's shape,
-  /// and each would otherwise allocate and fill its own copy.
-  std::map<std::tuple<int, std::vector<int64_t>, uint64_t>, std::shared_ptr<const HostTensor>>
-      splats;
-  int64_t splatBytes = 0;
   std::unique_ptr<mlir::MLIRContext> context;
 
   /// ONNX values of 8/16-bit integer types (held in i32), by name, with

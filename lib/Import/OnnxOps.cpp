@@ -242,6 +242,8 @@ absl::Status importVariadic(Importer &I) {
 
 /// The value every element of a known tensor has, if they all agree.
 std::optional<double> knownSplat(const Val &v) {
+  if (v.splatOf)
+    return v.splatOf->get(0);
   if (!v.known || v.known->numElements() == 0)
     return std::nullopt;
   double first = v.known->get(0);
@@ -581,7 +583,7 @@ absl::Status importMod(Importer &I) {
 absl::Status importIdentity(Importer &I) {
   const std::string &op = I.node->opType;
   if (op == "Dropout" && I.hasInput(2)) {
-    TRY(mode, I.input(2));
+    TRY(mode, I.inputData(2));
     if (!mode.known || mode.known->numElements() == 0 || mode.known->get(0) != 0)
       return I.unsupported("Dropout in training mode is not supported (inference only)");
   }
@@ -1221,7 +1223,7 @@ absl::Status importReverseSequence(Importer &I) {
 /// result's shape); the slices are a gather through the known positions.
 absl::Status importCompress(Importer &I) {
   TRY(x, I.input(0));
-  TRY(cond, I.input(1));
+  TRY(cond, I.inputData(1));
   if (!cond.known)
     return I.unsupported(absl::StrCat("input #1 ('", I.node->inputs[1],
                                       "') must be known at import (it fixes the result's shape)"));
@@ -1257,7 +1259,7 @@ absl::Status importCompress(Importer &I) {
 
 absl::Status importGather(Importer &I) {
   TRY(data, I.input(0));
-  TRY(idx, I.input(1));
+  TRY(idx, I.inputData(1));
   TRY(ax, I.axis(I.attrInt("axis", 0), data.shape.size()));
   std::vector<int64_t> shape(data.shape.begin(), data.shape.begin() + ax);
   shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
@@ -1367,7 +1369,7 @@ absl::Status importGatherND(Importer &I) {
 absl::Status importScatter(Importer &I) {
   const std::string &op = I.node->opType;
   TRY(data, I.input(0));
-  TRY(idx, I.input(1));
+  TRY(idx, I.inputData(1));
   TRY(upd, I.input(2));
   std::string reduction = I.attrString("reduction").value_or("none");
   const char *combine = reduction == "add"   ? "add"
@@ -1503,7 +1505,7 @@ absl::Status importScatter(Importer &I) {
 
 absl::Status importReduce(Importer &I) {
   const std::string &op = I.node->opType;
-  TRY(x, I.input(0));
+  TRY(x, I.inputData(0));
   bool keep = I.attrInt("keepdims", 1);
   std::vector<int64_t> axes;
   bool axesFromInput = (op == "ReduceSum" && I.opset >= 13) || I.opset >= 18;
@@ -2170,8 +2172,8 @@ bool eightBit(Importer &I, size_t i) {
 /// int32 accumulation).
 absl::StatusOr<Val> integerMatMul(Importer &I, size_t aIn, size_t bIn, size_t aZpIn,
                                   size_t bZpIn, const char *what) {
-  TRY(a, I.input(aIn));
-  TRY(b, I.input(bIn));
+  TRY(a, I.inputData(aIn));
+  TRY(b, I.inputData(bIn));
   if (a.dtype != DType::I32 || !eightBit(I, aIn) || b.dtype != DType::I32 || !eightBit(I, bIn))
     return I.invalid(absl::StrCat(what, " expects int8 or uint8 operands"));
   if (a.shape.empty() || b.shape.empty())
@@ -2187,7 +2189,7 @@ absl::StatusOr<Val> integerMatMul(Importer &I, size_t aIn, size_t bIn, size_t aZ
     return I.invalid(absl::StrCat("contracting dims ", k, " and ", b.shape[rb - 2]));
   Val da = a, db = b;
   if (I.hasInput(aZpIn)) {
-    TRY(z, I.input(aZpIn));
+    TRY(z, I.inputData(aZpIn));
     if (z.shape.size() > 1 || (z.elements() != 1 && z.elements() != m) || !eightBit(I, aZpIn))
       return I.invalid(absl::StrCat("a_zero_point is ", I.ty(z), ", expected one int8 or uint8 ",
                                     "value or one a row (", m, ")"));
@@ -2198,7 +2200,7 @@ absl::StatusOr<Val> integerMatMul(Importer &I, size_t aIn, size_t bIn, size_t aZ
   std::shared_ptr<const HostTensor> bZero;
   bool bZeroKnown = true;
   if (I.hasInput(bZpIn)) {
-    TRY(z, I.input(bZpIn));
+    TRY(z, I.inputData(bZpIn));
     if (z.shape.size() > 1 || (z.elements() != 1 && z.elements() != n) || !eightBit(I, bZpIn))
       return I.invalid(absl::StrCat("b_zero_point is ", I.ty(z), ", expected one int8 or uint8 ",
                                     "value or one a column (", n, ")"));

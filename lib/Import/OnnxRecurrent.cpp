@@ -186,7 +186,7 @@ absl::Status importRecurrent(Importer &I) {
   // the lengths are known and all full.
   std::optional<Val> lens;
   if (I.hasInput(4)) {
-    TRY(l, I.input(4));
+    TRY(l, I.inputData(4));
     if (l.shape != std::vector<int64_t>{batch} || isFloat(l.dtype))
       return I.invalid(absl::StrCat("sequence_lens is ", I.ty(l), ", expected [", batch,
                                     "] integers"));

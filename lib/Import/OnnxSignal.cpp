@@ -47,7 +47,7 @@ Val knownVector(DType d, const std::vector<double> &values, std::vector<int64_t>
 
 /// A known scalar input (one element) as a double.
 absl::StatusOr<double> knownScalar(Importer &I, size_t i) {
-  TRY(v, I.input(i));
+  TRY(v, I.inputData(i));
   if (!v.known)
     return I.unsupported(absl::StrCat("input #", i, " ('", I.node->inputs[i],
                                       "') must be known at import (a constant or a shape "
@@ -280,7 +280,7 @@ absl::Status importSTFT(Importer &I) {
   int64_t step = steps[0], batch = x.shape[0], length = x.shape[1], c = x.shape[2];
   std::optional<Val> window;
   if (I.hasInput(2)) {
-    TRY(wv, I.input(2));
+    TRY(wv, I.inputData(2));
     if (wv.shape.size() != 1 || wv.dtype != x.dtype)
       return I.invalid(absl::StrCat("the window is ", I.ty(wv),
                                     "; expected a vector of the "

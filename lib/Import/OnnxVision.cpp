@@ -171,7 +171,7 @@ int64_t foldableBatchNorm(Importer &I, const std::string &value) {
       return -1;
   for (size_t i = 1; i < 5; ++i) {
     std::optional<Val> v = I.lookup(bn.inputs[i]);
-    if (!v || !v->known || !isFloat(v->dtype) || v->shape.size() != 1)
+    if (!v || !v->isKnown() || !isFloat(v->dtype) || v->shape.size() != 1)
       return -1;
   }
   return static_cast<int64_t>(users[0]);
@@ -203,7 +203,7 @@ absl::Status importConv(Importer &I) {
   bool transposed = I.node->opType == "ConvTranspose";
   const char *what = transposed ? "ConvTranspose" : "Conv";
   TRY(x, I.input(0));
-  TRY(w, I.input(1));
+  TRY(w, I.inputData(1));
   TRY(spatial, spatialDims(I, x, what));
   if (w.shape.size() != x.shape.size())
     return I.invalid(absl::StrCat("the filter has rank ", w.shape.size(), ", expected ",
@@ -276,7 +276,7 @@ absl::Status importConv(Importer &I) {
   bool hasBias = I.hasInput(2);
   Val bias;
   if (hasBias) {
-    TRY(b, I.input(2));
+    TRY(b, I.inputData(2));
     if (b.shape != std::vector<int64_t>{shape[1]} || b.dtype != x.dtype)
       return I.invalid(absl::StrCat("the bias is ", I.ty(b), ", expected ",
                                     typeOf(x.dtype, {shape[1]})));
@@ -351,7 +351,7 @@ bool eightBitInput(Importer &I, size_t i) {
 absl::StatusOr<Val> integerConv(Importer &I, size_t xIn, size_t wIn, size_t xZpIn, size_t wZpIn,
                                 const char *what) {
   TRY(x, I.input(xIn));
-  TRY(w, I.input(wIn));
+  TRY(w, I.inputData(wIn));
   TRY(spatial, spatialDims(I, x, what, /*floats=*/false));
   if (x.dtype != DType::I32 || !eightBitInput(I, xIn) || w.dtype != DType::I32 ||
       !eightBitInput(I, wIn))
@@ -387,7 +387,7 @@ absl::StatusOr<Val> integerConv(Importer &I, size_t xIn, size_t wIn, size_t xZpI
     return wZero->ints[static_cast<size_t>(wZero->ints.size() == 1 ? 0 : o)];
   };
   if (I.hasInput(xZpIn)) {
-    TRY(z, I.input(xZpIn));
+    TRY(z, I.inputData(xZpIn));
     if (z.elements() != 1 || z.shape.size() > 1 || !eightBitInput(I, xZpIn))
       return I.invalid(absl::StrCat("x_zero_point is ", I.ty(z),
                                     ", expected one int8 or uint8 value"));
@@ -395,7 +395,7 @@ absl::StatusOr<Val> integerConv(Importer &I, size_t xIn, size_t wIn, size_t xZpI
     xs = d;
   }
   if (I.hasInput(wZpIn)) {
-    TRY(z, I.input(wZpIn));
+    TRY(z, I.inputData(wZpIn));
     if (z.shape.size() > 1 || (z.elements() != 1 && z.elements() != m) ||
         !eightBitInput(I, wZpIn))
       return I.invalid(absl::StrCat("w_zero_point is ", I.ty(z), ", expected one int8 or uint8 ",
@@ -658,7 +658,7 @@ absl::Status importPool(Importer &I) {
 /// position; an index outside its window is dropped (see docs/Models.md).
 absl::Status importMaxUnpool(Importer &I) {
   TRY(x, I.input(0));
-  TRY(index, I.input(1));
+  TRY(index, I.inputData(1));
   TRY(spatial, spatialDims(I, x, "MaxUnpool", /*floats=*/false));
   if (index.shape != x.shape || !isInteger(index.dtype))
     return I.invalid(absl::StrCat("I is ", I.ty(index), "; expected integers of X's shape ",
@@ -801,10 +801,10 @@ absl::Status importMaxUnpool(Importer &I) {
 
 absl::Status importBatchNormalization(Importer &I) {
   TRY(x, I.input(0));
-  TRY(scale, I.input(1));
-  TRY(bias, I.input(2));
-  TRY(mean, I.input(3));
-  TRY(var, I.input(4));
+  TRY(scale, I.inputData(1));
+  TRY(bias, I.inputData(2));
+  TRY(mean, I.inputData(3));
+  TRY(var, I.inputData(4));
   if (x.shape.size() < 2 || !isFloat(x.dtype))
     return I.invalid("BatchNormalization expects a float [N, C, ...] input");
   if (I.attrInt("spatial", 1) != 1)
@@ -1229,7 +1229,7 @@ absl::Status importGridSample(Importer &I) {
 /// regions known at import (the grid is their largest, masked per region).
 absl::Status importRoiAlign(Importer &I) {
   TRY(x, I.input(0));
-  TRY(rois, I.input(1));
+  TRY(rois, I.inputData(1));
   TRY(batchIndex, I.input(2));
   if (x.shape.size() != 4 || isInteger(x.dtype))
     return I.invalid(absl::StrCat("X is ", I.ty(x), "; expected [N, C, H, W] floats"));
@@ -1471,7 +1471,7 @@ absl::Status importResize(Importer &I) {
   std::vector<double> scales;
   std::vector<int64_t> sizes;
   auto knownFloats = [&](size_t i) -> absl::StatusOr<std::vector<double>> {
-    TRY(v, I.input(i));
+    TRY(v, I.inputData(i));
     if (!v.known)
       return I.unsupported(absl::StrCat("input #", i, " ('", I.node->inputs[i],
                                         "') must be known at import (a constant)"));

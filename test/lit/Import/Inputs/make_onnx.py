@@ -39,6 +39,11 @@ a protobuf writer of its own (no onnx package needed):
                      pads, in 1-D with an output_shape, and known indices
                      anywhere (duplicates: the later wins) with an
                      output_shape
+  splat_*/           large known splats (ConstantOfShape, Expand of a scalar)
+                     above 4096 elements, kept one value at import: mixed
+                     with run-time values, folded (Cast, ReduceSum), wrapped
+                     to uint8 by a Cast, and read element by element
+                     (Compress's condition, Gather's indices)
   roialign_adaptive_runtime.onnx  sampling_ratio 0 with run-time regions
                      (refused: the grid depends on them)
   einsum_*/, dft_*/, stft_*/, reverse_sequence_runtime/, scatter_*_dups/
@@ -90,7 +95,7 @@ def vi(num, n):
     return field(num, 0, varint(n))
 
 
-FLOAT, UINT8, INT32, INT64, FLOAT16 = 1, 2, 6, 7, 10
+FLOAT, UINT8, INT32, INT64, BOOL, FLOAT16 = 1, 2, 6, 7, 9, 10
 
 
 def tensor(name, dtype, dims, values=None, external=None):
@@ -101,7 +106,7 @@ def tensor(name, dtype, dims, values=None, external=None):
         t += ld(9, struct.pack(f"<{len(values)}f", *values))
     elif dtype == FLOAT16:
         t += ld(9, struct.pack(f"<{len(values)}e", *values))
-    elif dtype == UINT8:
+    elif dtype in (UINT8, BOOL):
         t += ld(9, bytes(values))
     elif dtype == INT32:
         t += ld(9, struct.pack(f"<{len(values)}i", *values))
@@ -213,6 +218,7 @@ def main():
     grid_sample_tests(out)
     roi_align_tests(out)
     max_unpool_tests(out)
+    lazy_splat_tests(out)
 
 
 def lcg(seed, n, lo, hi):
@@ -1025,6 +1031,68 @@ def max_unpool_tests(out):
     # Known indices anywhere, with duplicates (the later write wins).
     case("maxunpool_known_dups", [2, 1, 3], [2], [2], [0, 0], [2, 1, 8], 305,
          known=[3, 0, 3, 11, 6, 7])
+
+
+def attr_tensor(name, t):
+    return ld(5, ld(1, name) + ld(5, t) + vi(20, 4))
+
+
+def lazy_splat_tests(out):
+    def f32(v):
+        return struct.unpack("<f", struct.pack("<f", v))[0]
+
+    # (x + 1.5) * 2 over [8, 64, 96]: ConstantOfShape and Expand of a scalar.
+    dims = [8, 64, 96]
+    x = [f32(v) for v in rand_floats(401, math.prod(dims), 2.0)]
+    y = [f32(f32(v + 1.5) * 2.0) for v in x]
+    m = model([node("ConstantOfShape", ["shp"], ["c"], "cos",
+                    attr_tensor("value", tensor("v", FLOAT, [1], [1.5]))),
+               node("Add", ["x", "c"], ["s"], "add"),
+               node("Expand", ["two", "shp"], ["e"], "expand"),
+               node("Mul", ["s", "e"], ["y"], "mul")],
+              [tensor("shp", INT64, [3], dims), tensor("two", FLOAT, [], [2.0])],
+              [("x", FLOAT, dims)], [("y", FLOAT, dims)])
+    backend_test(out, "splat_mixed", m, [tensor("x", FLOAT, dims, x)],
+                 [tensor("y", FLOAT, dims, y)])
+
+    # x + ReduceSum(Cast(ConstantOfShape([64, 128], 3)), axis 1): folded
+    # at import (384 each).
+    x = [f32(v) for v in rand_floats(403, 64, 2.0)]
+    m = model([node("ConstantOfShape", ["shp"], ["ci"], "cos",
+                    attr_tensor("value", tensor("v", INT64, [1], [3]))),
+               node("Cast", ["ci"], ["cf"], "cast", attr_int("to", FLOAT)),
+               node("ReduceSum", ["cf", "axes"], ["r"], "sum", attr_int("keepdims", 0)),
+               node("Add", ["x", "r"], ["y"], "add")],
+              [tensor("shp", INT64, [2], [64, 128]), tensor("axes", INT64, [1], [1])],
+              [("x", FLOAT, [64])], [("y", FLOAT, [64])])
+    backend_test(out, "splat_folded", m, [tensor("x", FLOAT, [64], x)],
+                 [tensor("y", FLOAT, [64], [f32(v + 384.0) for v in x])])
+
+    # x + Cast<uint8>(ConstantOfShape([80, 64], 300)) in uint8: 300 wraps
+    # to 44, and the sum wraps again.
+    dims = [80, 64]
+    x = [int(v) % 256 for v in lcg(405, math.prod(dims), 0, 256)]
+    m = model([node("ConstantOfShape", ["shp"], ["c"], "cos",
+                    attr_tensor("value", tensor("v", INT64, [1], [300]))),
+               node("Cast", ["c"], ["c8"], "cast", attr_int("to", UINT8)),
+               node("Add", ["x", "c8"], ["y"], "add")],
+              [tensor("shp", INT64, [2], dims)], [("x", UINT8, dims)], [("y", UINT8, dims)])
+    backend_test(out, "splat_wrap_uint8", m, [tensor("x", UINT8, dims, x)],
+                 [tensor("y", UINT8, dims, [(v + 44) % 256 for v in x])])
+
+    # Compress by an all-true splat of 5000 and Gather by a [70, 70] splat
+    # of index 3: importers that read the splat's elements.
+    x = [f32(v) for v in rand_floats(407, 5000, 2.0)]
+    m = model([node("ConstantOfShape", ["n"], ["cond"], "cos_cond",
+                    attr_tensor("value", tensor("v", BOOL, [1], [1]))),
+               node("Compress", ["x", "cond"], ["y0"], "compress", attr_int("axis", 0)),
+               node("ConstantOfShape", ["shp"], ["idx"], "cos_idx",
+                    attr_tensor("value", tensor("v", INT64, [1], [3]))),
+               node("Gather", ["x", "idx"], ["y1"], "gather")],
+              [tensor("n", INT64, [1], [5000]), tensor("shp", INT64, [2], [70, 70])],
+              [("x", FLOAT, [5000])], [("y0", FLOAT, [5000]), ("y1", FLOAT, [70, 70])])
+    backend_test(out, "splat_read", m, [tensor("x", FLOAT, [5000], x)],
+                 [tensor("y0", FLOAT, [5000], x), tensor("y1", FLOAT, [70, 70], [x[3]] * 4900)])
 
 
 if __name__ == "__main__":
