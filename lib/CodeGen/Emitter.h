@@ -475,6 +475,17 @@ mlir::Value warpReduce(Emitter &e, ReduceKind kind, mlir::Value v, int width = 3
 /// deviations (Welford, combined across lanes with Chan's formula).
 enum class PairKind { None, OnlineSoftmax, Welford };
 PairKind pairKind(ReduceOp a, ReduceOp b);
+/// A unit of a streamed pass: reduction `first` alone, or with `first + 1`
+/// as a pair.
+struct PassUnit {
+  unsigned first = 0;
+  PairKind pair = PairKind::None;
+};
+/// row_stream's passes over a row, in order: a reduction (or pair) joins
+/// the first pass after every reduction its input depends on, so
+/// independent reductions (cross-entropy's logsumexp and its target
+/// logit's masked sum) read the row once together.
+llvm::SmallVector<llvm::SmallVector<PassUnit>> rowStreamPasses(llvm::ArrayRef<ReduceOp> reductions);
 /// The state of a pair: (max, sum) or (n, mean, m2).
 llvm::SmallVector<mlir::Value> pairInit(Emitter &e, PairKind kind);
 llvm::SmallVector<mlir::Value> pairUpdate(Emitter &e, PairKind kind,

@@ -818,6 +818,21 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
       if (isFull(a))
         inputBytes.push_back(elementBytes(getElementTypeOrSelf(a.getType())));
     RowPlan p = planRow(s.rowLength, s.rows, widest(true), inputBytes, options.rowChunks);
+    // A row that needs a CTA of 1024 threads and more than 8 registers a
+    // thread for its elements leaves one row in flight an SM (64k
+    // registers), its loads idle through each CTA-wide reduction
+    // (cross-entropy over a 50k bf16 vocabulary: 47% of DRAM bandwidth).
+    // Where every reduction is read in one streamed pass and no output has
+    // the row's shape (so nothing reads the row again), a warp a row
+    // streams it instead, dozens of rows in flight an SM.
+    // FUSEC_ROW_STREAM_LONG=0 keeps such rows in registers (measurement).
+    bool streamLong = true;
+    if (const char *v = std::getenv("FUSEC_ROW_STREAM_LONG"); v && *v)
+      streamLong = std::atoi(v) != 0;
+    if (p.inRegisters && p.threads >= 1024 && p.words > 8 && streamLong &&
+        codegen::rowStreamPasses(s.reductions).size() == 1 &&
+        llvm::none_of(body.getTerminator()->getOperands(), isFull))
+      p.inRegisters = false;
     if (p.inRegisters) {
       bool cta = p.threads > 32;
       int64_t block = p.block(), perCta = p.rowsPerCta();

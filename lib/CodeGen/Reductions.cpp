@@ -98,6 +98,50 @@ PairKind pairKind(ReduceOp a, ReduceOp b) {
   return PairKind::None;
 }
 
+SmallVector<SmallVector<PassUnit>> rowStreamPasses(ArrayRef<ReduceOp> reductions) {
+  llvm::DenseMap<Operation *, unsigned> index;
+  for (auto [i, r] : llvm::enumerate(reductions))
+    index[r] = static_cast<unsigned>(i);
+  // The reductions whose results `r`'s input reads (through the body).
+  auto dependsOn = [&](ReduceOp r) {
+    llvm::SmallVector<unsigned> out;
+    SmallVector<Value> work{r.getInput()};
+    llvm::DenseSet<Operation *> seen;
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val().getDefiningOp();
+      if (!op || !seen.insert(op).second)
+        continue;
+      if (auto it = index.find(op); it != index.end()) {
+        out.push_back(it->second);
+        continue;
+      }
+      work.append(op->getOperands().begin(), op->getOperands().end());
+    }
+    return out;
+  };
+  SmallVector<SmallVector<PassUnit>> passes;
+  llvm::SmallVector<int> passOf(reductions.size(), -1);
+  for (unsigned k = 0; k < reductions.size(); ++k) {
+    PassUnit u{k, k + 1 < reductions.size() ? pairKind(reductions[k], reductions[k + 1])
+                                            : PairKind::None};
+    unsigned last = u.pair == PairKind::None ? k : k + 1;
+    int level = 0;
+    for (unsigned m = k; m <= last; ++m)
+      for (unsigned d : dependsOn(reductions[m]))
+        if (d < k || d > last)
+          // A later reduction (not in walk order) puts this one after it
+          // in a pass of its own.
+          level = std::max(level, d < k ? passOf[d] + 1 : static_cast<int>(passes.size()));
+    if (level >= static_cast<int>(passes.size()))
+      passes.resize(level + 1);
+    passes[level].push_back(u);
+    for (unsigned m = k; m <= last; ++m)
+      passOf[m] = level;
+    k = last;
+  }
+  return passes;
+}
+
 SmallVector<Value> pairInit(Emitter &e, PairKind kind) {
   if (kind == PairKind::OnlineSoftmax)
     return {e.f32Inf(/*negative=*/true), e.f32c(0)};
@@ -106,8 +150,14 @@ SmallVector<Value> pairInit(Emitter &e, PairKind kind) {
 
 SmallVector<Value> pairUpdate(Emitter &e, PairKind kind, ArrayRef<Value> st, Value x) {
   if (kind == PairKind::OnlineSoftmax) {
+    // One exp an element: exp(lower - higher) of the old max and x. A new
+    // max rescales the sum by it and adds exp(0) = 1; otherwise it is x's
+    // term (an SFU op an element, not two: a bf16 row streams at HBM speed
+    // faster than two exps an element issue).
     Value m = e.fmaximum(st[0], x);
-    Value sum = e.fadd(e.fmul(st[1], expDiff(e, st[0], m)), expDiff(e, x, m));
+    Value t = expDiff(e, e.fminimum(st[0], x), m);
+    Value rises = e.fcmp(LLVM::FCmpPredicate::ogt, x, st[0]);
+    Value sum = e.select(rises, e.fadd(e.fmul(st[1], t), e.f32c(1)), e.fadd(st[1], t));
     return {m, sum};
   }
   Value n = e.fadd(st[0], e.f32c(1));

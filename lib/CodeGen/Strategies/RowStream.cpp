@@ -3,11 +3,12 @@
 // Rows too long for registers, and reductions over dims apart
 // (MeanVarianceNormalization's 0, 2, 3: each element found through its
 // coordinates). A warp per row, 8 rows a CTA, a grid-stride loop over rows.
-// For each reduction (in order) a loop over the row's columns, lanes 32
+// For each pass (below) a loop over the row's columns, lanes 32
 // apart (coalesced), then a shfl.sync butterfly; softmax's max and sum, and
 // layer_norm's mean and variance, share one pass (online softmax, Welford),
-// so those rows are read twice. A last loop writes the outputs of the
-// element shape, and lane 0 those of the row shape.
+// and reductions that do not depend on each other share a pass too
+// (rowStreamPasses: cross-entropy reads its row once). A last loop writes
+// the outputs of the element shape, and lane 0 those of the row shape.
 // lit: test/lit/CodeGen/row-stream.mlir.
 //
 //===----------------------------------------------------------------------===//
@@ -87,57 +88,76 @@ absl::Status RowStreamEmitter::build() {
         all[d] = rc[i];
       return linearize(all, domain);
     };
-    // One pass over the row: `step(x, state)` per element at index `idx`.
-    auto pass = [&](Value input, ValueRange init,
-                    function_ref<SmallVector<Value>(Value, ValueRange)> step) {
-      return e.loop(lane, length, e.i64c(32), init,
-                    [&](Value col, ValueRange state) -> SmallVector<Value> {
-                      openScope();
-                      auto x = eval(input, element(col), 0);
-                      SmallVector<Value> next;
-                      if (x.ok())
-                        next = step(*x, state);
-                      else
-                        status = x.status(), next.assign(state.begin(), state.end());
-                      closeScope();
-                      return next;
-                    });
-    };
-    for (size_t k = 0; k < reductions.size() && status.ok(); ++k) {
-      PairKind pair = k + 1 < reductions.size() ? pairKind(reductions[k], reductions[k + 1])
-                                                : PairKind::None;
-      if (pair != PairKind::None) {
-        ReduceOp a = reductions[k], b = reductions[k + 1];
-        SmallVector<Value> total =
-            pass(a.getInput(), pairInit(e, pair), [&](Value x, ValueRange st) {
-              return pairUpdate(e, pair, SmallVector<Value>(st), x);
-            });
+    // The passes over the row (rowStreamPasses): each reads the row once
+    // for all of its units, every unit with its own state.
+    for (const auto &units : rowStreamPasses(reductions)) {
+      if (!status.ok())
+        break;
+      SmallVector<Value> init;
+      SmallVector<unsigned> at; // each unit's first state slot
+      for (const PassUnit &u : units) {
+        at.push_back(static_cast<unsigned>(init.size()));
+        if (u.pair != PairKind::None) {
+          llvm::append_range(init, pairInit(e, u.pair));
+        } else {
+          ReduceOp r = reductions[u.first];
+          init.push_back(reductionIdentity(e, r.getKind(), reductionAccType(e, r)));
+        }
+      }
+      SmallVector<Value> total =
+          e.loop(lane, length, e.i64c(32), init,
+                 [&](Value col, ValueRange state) -> SmallVector<Value> {
+                   openScope();
+                   Value idx = element(col);
+                   SmallVector<Value> next(state.begin(), state.end());
+                   for (auto [i, u] : llvm::enumerate(units)) {
+                     ReduceOp r = reductions[u.first];
+                     auto x = eval(r.getInput(), idx, 0);
+                     if (!x.ok()) {
+                       status = x.status();
+                       break;
+                     }
+                     unsigned n = u.pair == PairKind::None ? 1 : u.pair == PairKind::OnlineSoftmax ? 2 : 3;
+                     SmallVector<Value> st(next.begin() + at[i], next.begin() + at[i] + n);
+                     SmallVector<Value> upd =
+                         u.pair != PairKind::None
+                             ? pairUpdate(e, u.pair, st, *x)
+                             : SmallVector<Value>{reductionCombine(
+                                   e, r.getKind(), st[0], *x)};
+                     std::copy(upd.begin(), upd.end(), next.begin() + at[i]);
+                   }
+                   closeScope();
+                   return next;
+                 });
+      if (!status.ok())
+        break;
+      for (auto [i, u] : llvm::enumerate(units)) {
+        ReduceOp a = reductions[u.first];
+        if (u.pair == PairKind::None) {
+          ReduceKind kind = a.getKind();
+          Value t = warpReduce(e, kind, total[at[i]]);
+          if (kind == ReduceKind::mean)
+            t = e.fdiv(t, e.f32c(static_cast<double>(rowLength)));
+          rowTotals[a.getResult()] = roundTo(t, a.getType());
+          continue;
+        }
+        unsigned n = u.pair == PairKind::OnlineSoftmax ? 2 : 3;
+        SmallVector<Value> pt(total.begin() + at[i], total.begin() + at[i] + n);
         for (int offset : {16, 8, 4, 2, 1}) {
           SmallVector<Value> other;
-          for (Value v : total)
+          for (Value v : pt)
             other.push_back(e.shflBfly(v, offset));
-          total = pairCombine(e, pair, total, other);
+          pt = pairCombine(e, u.pair, pt, other);
         }
-        if (pair == PairKind::OnlineSoftmax) {
-          rowTotals[a.getResult()] = total[0];
-          rowTotals[b.getResult()] = total[1];
+        ReduceOp b = reductions[u.first + 1];
+        if (u.pair == PairKind::OnlineSoftmax) {
+          rowTotals[a.getResult()] = pt[0];
+          rowTotals[b.getResult()] = pt[1];
         } else {
-          rowTotals[a.getResult()] = total[1];
-          rowTotals[b.getResult()] = e.fdiv(total[2], e.f32c(static_cast<double>(rowLength)));
+          rowTotals[a.getResult()] = pt[1];
+          rowTotals[b.getResult()] = e.fdiv(pt[2], e.f32c(static_cast<double>(rowLength)));
         }
-        ++k;
-        continue;
       }
-      ReduceOp r = reductions[k];
-      ReduceKind kind = r.getKind();
-      Value total = pass(r.getInput(), {reductionIdentity(e, kind, reductionAccType(e, r))},
-                         [&](Value x, ValueRange acc) -> SmallVector<Value> {
-                           return {reductionCombine(e, kind, acc[0], x)};
-                         })[0];
-      total = warpReduce(e, kind, total);
-      if (kind == ReduceKind::mean)
-        total = e.fdiv(total, e.f32c(static_cast<double>(rowLength)));
-      rowTotals[r.getResult()] = roundTo(total, r.getType());
     }
     if (!status.ok())
       return {};

@@ -4,6 +4,8 @@
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o /dev/null
 // RUN: %ptxas -arch=sm_90a -v %t/softmax_long.k0_reduce_div.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %ptxas -arch=sm_90a -v %t/mvn.k0_reduce_mul.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptxas -arch=sm_90a -v %t/cross_entropy.k0_cast_sub.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: FUSEC_ROW_STREAM_LONG=0 fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=INREGS
 // REQUIRES: ptxas
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
@@ -48,4 +50,42 @@ func.func @mvn(%x: tensor<3x5x7x9xf32>) -> tensor<3x5x7x9xf32> {
   %vb = fusec.broadcast %v dims [1] : tensor<5xf32> -> tensor<3x5x7x9xf32>
   %r = fusec.mul %d, %vb : tensor<3x5x7x9xf32>
   return %r : tensor<3x5x7x9xf32>
+}
+
+// Cross-entropy over a 50304 bf16 vocabulary: logsumexp and the target
+// logit's masked sum do not depend on each other, so one pass reads the row
+// for both (rowStreamPasses): (column, max, sum, target) carried, one bf16
+// load and one exp an element. Its row would fit a 1024-thread CTA's
+// registers, one row in flight an SM; with no output of the row's shape
+// it is streamed instead (FUSEC_ROW_STREAM_LONG=0: in registers).
+// CHECK-LABEL: llvm.func @k0_cast_sub(
+// CHECK: llvm.br ^[[CE:bb[0-9]+]](%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : i64, f32, f32, f32)
+// CHECK: ^[[CE]](%{{.*}}: i64, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> bf16
+// CHECK: llvm.inline_asm "ex2.approx.ftz.f32
+// CHECK-NOT: ex2.approx
+// CHECK-NOT: -> bf16
+// CHECK: llvm.br ^[[CE]](
+// CHECK-COUNT-15: nvvm.shfl.sync  bfly
+// CHECK-NOT: -> bf16
+// CHECK: llvm.return
+// INREGS-LABEL: func.func @cross_entropy
+// INREGS: strategy = row_cta, grid = 4, block = 1024
+func.func @cross_entropy(%x: tensor<4x50304xbf16>, %t: tensor<4xi32>, %iota: tensor<50304xi32>) -> tensor<4xf32> {
+  %xf = fusec.cast %x : tensor<4x50304xbf16> to tensor<4x50304xf32>
+  %m = fusec.reduce max %xf dims [1] : tensor<4x50304xf32> -> tensor<4xf32>
+  %mb = fusec.broadcast %m dims [0] : tensor<4xf32> -> tensor<4x50304xf32>
+  %d = fusec.sub %xf, %mb : tensor<4x50304xf32>
+  %e = fusec.exp %d : tensor<4x50304xf32>
+  %s = fusec.reduce sum %e dims [1] : tensor<4x50304xf32> -> tensor<4xf32>
+  %l = fusec.log %s : tensor<4xf32>
+  %lse = fusec.add %l, %m : tensor<4xf32>
+  %tb = fusec.broadcast %t dims [0] : tensor<4xi32> -> tensor<4x50304xi32>
+  %ib = fusec.broadcast %iota dims [1] : tensor<50304xi32> -> tensor<4x50304xi32>
+  %eq = fusec.compare eq, %ib, %tb : tensor<4x50304xi32>
+  %z = fusec.constant dense<0.0> : tensor<4x50304xf32>
+  %sel = fusec.select %eq, %xf, %z : tensor<4x50304xf32>
+  %xt = fusec.reduce sum %sel dims [1] : tensor<4x50304xf32> -> tensor<4xf32>
+  %loss = fusec.sub %lse, %xt : tensor<4xf32>
+  return %loss : tensor<4xf32>
 }
