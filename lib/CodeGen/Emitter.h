@@ -475,6 +475,9 @@ mlir::Value warpReduce(Emitter &e, ReduceKind kind, mlir::Value v, int width = 3
 /// deviations (Welford, combined across lanes with Chan's formula).
 enum class PairKind { None, OnlineSoftmax, Welford };
 PairKind pairKind(ReduceOp a, ReduceOp b);
+/// Calls `fn` on each reduction whose result `v` reads (through the ops of
+/// the kernel body, not past a reduction).
+void reductionsRead(mlir::Value v, llvm::function_ref<void(ReduceOp)> fn);
 /// A unit of a streamed pass: reduction `first` alone, or with `first + 1`
 /// as a pair.
 struct PassUnit {

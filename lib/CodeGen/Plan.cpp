@@ -751,19 +751,10 @@ bool columnsSplittable(KernelOp kernel, const KernelShape &s) {
   for (Value o : body.getTerminator()->getOperands())
     if (cast<RankedTensorType>(o.getType()).getShape() == ArrayRef<int64_t>(s.domain))
       return false;
-  for (ReduceOp r : s.reductions) {
-    SmallVector<Value> work{r.getInput()};
-    llvm::DenseSet<Operation *> seen;
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val().getDefiningOp();
-      if (!op || !seen.insert(op).second)
-        continue;
-      if (isa<ReduceOp>(op))
-        return false;
-      work.append(op->getOperands().begin(), op->getOperands().end());
-    }
-  }
-  return true;
+  bool reads = false;
+  for (ReduceOp r : s.reductions)
+    codegen::reductionsRead(r.getInput(), [&](ReduceOp) { reads = true; });
+  return !reads;
 }
 } // namespace
 

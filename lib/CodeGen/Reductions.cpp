@@ -98,6 +98,21 @@ PairKind pairKind(ReduceOp a, ReduceOp b) {
   return PairKind::None;
 }
 
+void reductionsRead(Value v, function_ref<void(ReduceOp)> fn) {
+  SmallVector<Value> work{v};
+  llvm::DenseSet<Operation *> seen;
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val().getDefiningOp();
+    if (!op || !seen.insert(op).second)
+      continue;
+    if (auto r = dyn_cast<ReduceOp>(op)) {
+      fn(r);
+      continue;
+    }
+    work.append(op->getOperands().begin(), op->getOperands().end());
+  }
+}
+
 SmallVector<SmallVector<PassUnit>> rowStreamPasses(ArrayRef<ReduceOp> reductions) {
   llvm::DenseMap<Operation *, unsigned> index;
   for (auto [i, r] : llvm::enumerate(reductions))
@@ -105,18 +120,10 @@ SmallVector<SmallVector<PassUnit>> rowStreamPasses(ArrayRef<ReduceOp> reductions
   // The reductions whose results `r`'s input reads (through the body).
   auto dependsOn = [&](ReduceOp r) {
     llvm::SmallVector<unsigned> out;
-    SmallVector<Value> work{r.getInput()};
-    llvm::DenseSet<Operation *> seen;
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val().getDefiningOp();
-      if (!op || !seen.insert(op).second)
-        continue;
-      if (auto it = index.find(op); it != index.end()) {
+    reductionsRead(r.getInput(), [&](ReduceOp d) {
+      if (auto it = index.find(d); it != index.end())
         out.push_back(it->second);
-        continue;
-      }
-      work.append(op->getOperands().begin(), op->getOperands().end());
-    }
+    });
     return out;
   };
   SmallVector<SmallVector<PassUnit>> passes;

@@ -158,9 +158,9 @@ KernelOp rebuild(KernelOp k, ArrayRef<Value> inputs,
   return kernel;
 }
 
-/// Folds one movement kernel into the store of matmul kernel `k`; true if it
-/// did.
-bool foldIntoStore(KernelOp k) {
+/// Folds one movement kernel into the store of matmul kernel `k`; the
+/// kernel that replaces `k` if it did (`k` is erased), else null.
+KernelOp foldIntoStore(KernelOp k) {
   for (Value result : k.getResults())
     for (Operation *user : result.getUsers()) {
       // The user directly, or the first non-reshape user down reshape chains.
@@ -225,10 +225,10 @@ bool foldIntoStore(KernelOp k) {
           if (r->use_empty())
             r.erase();
         k.erase();
-        return true;
+        return folded;
       }
     }
-  return false;
+  return {};
 }
 
 /// Drops the outputs of `k` nothing reads; returns the kernel (a new one if
@@ -256,8 +256,8 @@ KernelOp dropDeadOutputs(KernelOp k) {
 }
 
 /// Folds one transpose kernel into the operand load of matmul kernel `k`;
-/// true if it did.
-bool foldIntoLoad(KernelOp k) {
+/// the kernel that replaces `k` if it did (`k` is erased), else null.
+KernelOp foldIntoLoad(KernelOp k) {
   Block &body = k.getBody().front();
   for (auto [j, input] : llvm::enumerate(k.getInputs())) {
     // Only operands the kernel reads as a matmul's lhs or rhs.
@@ -318,9 +318,9 @@ bool foldIntoLoad(KernelOp k) {
         r.erase();
     if (m->use_empty())
       m.erase();
-    return true;
+    return folded;
   }
-  return false;
+  return {};
 }
 
 bool hasReductionOrMatmul(KernelOp k) {
@@ -483,25 +483,29 @@ void foldMovementIntoConsumers(func::FuncOp func) {
 }
 
 void foldMovementIntoMatmuls(func::FuncOp func) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    SmallVector<KernelOp> kernels;
-    func.walk([&](KernelOp k) {
-      if (hasMatmul(k))
-        kernels.push_back(k);
-    });
-    for (KernelOp k : kernels) {
-      if (foldIntoStore(k) || foldIntoLoad(k)) {
-        changed = true;
+  // Each matmul kernel in order, folded until nothing more folds into it.
+  // A fold erases only `k` and the movement kernel it takes (never another
+  // matmul kernel), and what folds into one matmul kernel does not depend
+  // on another's folds, so one walk does (it used to walk again from the
+  // start after each fold: quadratic in the matmuls of a model).
+  SmallVector<KernelOp> kernels;
+  func.walk([&](KernelOp k) {
+    if (hasMatmul(k))
+      kernels.push_back(k);
+  });
+  for (KernelOp k : kernels) {
+    while (true) {
+      KernelOp next = foldIntoStore(k);
+      if (!next)
+        next = foldIntoLoad(k);
+      if (!next)
         break;
-      }
-      KernelOp slim = dropDeadOutputs(k);
-      (void)slim;
+      k = next;
     }
+    dropDeadOutputs(k);
   }
   // Outputs the folds left unread.
-  SmallVector<KernelOp> kernels;
+  kernels.clear();
   func.walk([&](KernelOp k) {
     if (hasMatmul(k))
       kernels.push_back(k);
