@@ -837,11 +837,21 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     }
     [[fallthrough]];
   }
-  case KernelShape::Kind::RowsApart:
-    // A warp per row, 8 rows a CTA; a pass over the row per reduction pair.
+  case KernelShape::Kind::RowsApart: {
+    // A warp per row, 8 rows a CTA; a pass over the row per group of
+    // reductions that do not depend on each other. Over trailing dims a
+    // lane reads 16 bytes of adjacent columns at a time where the row
+    // length allows (FUSEC_ROW_STREAM_VECTOR=1: an element at a time, for
+    // measurement).
+    int64_t vector = s.kind == KernelShape::Kind::Rows ? 16 / widest(true) : 1;
+    if (const char *v = std::getenv("FUSEC_ROW_STREAM_VECTOR"); v && *v)
+      vector = std::clamp<int64_t>(std::atoll(v), 1, vector);
+    if (vector < 1 || s.rowLength % vector != 0)
+      vector = 1;
     return LaunchAttr::get(ctx, Strategy::row_stream,
-                           std::clamp<int64_t>(ceilDiv(s.rows, 8), 1, sms * 32), 256, 1, 1, 8,
-                           {}, 0, 1, 1, 0, regs(1));
+                           std::clamp<int64_t>(ceilDiv(s.rows, 8), 1, sms * 32), 256, vector, 1,
+                           8, {}, 0, 1, 1, 0, regs(vector));
+  }
   case KernelShape::Kind::Columns: {
     int64_t vector = 16 / widest(true);
     if (s.columnInner % vector != 0)

@@ -26,6 +26,9 @@ public:
   RowStreamEmitter(const StrategyInput &in)
       : KernelEmitter(in.kernel, in.launch, in.options, in.module), shape(in.shape) {
     domain = shape.domain;
+    vec = std::max<int64_t>(1, launch.getVector());
+    if (shape.kind != KernelShape::Kind::Rows || shape.rowLength % vec != 0)
+      vec = 1;
   }
 
   absl::Status build() override;
@@ -39,9 +42,29 @@ protected:
     return it->second;
   }
 
+  /// A lane of a run (a lane's `vec` adjacent columns, read through
+  /// movement ops that keep them adjacent): the run's vector load, made at
+  /// lane 0.
+  Value argument(BlockArgument arg, Value index, int lane) override {
+    if (auto run = runOf(index)) {
+      auto key = std::make_pair(Value(arg), run->base);
+      auto it = runLoads.find(key);
+      if (it == runLoads.end() && run->lane == 0)
+        it = runLoads.try_emplace(key, unpack(loadRaw(arg, run->base, runWidth), false)).first;
+      if (it != runLoads.end())
+        return it->second[run->lane];
+    }
+    return load(arg, index);
+  }
+
 private:
   const KernelShape &shape;
   llvm::DenseMap<Value, Value> rowTotals;
+  /// Adjacent columns a lane reads at once in the reduction passes (the
+  /// launch's vector: 16 bytes of the widest full-shape input; 1 for dims
+  /// apart or a row length it does not divide).
+  int64_t vec = 1;
+  llvm::DenseMap<std::pair<Value, Value>, SmallVector<Value>> runLoads;
 };
 
 absl::Status RowStreamEmitter::build() {
@@ -104,15 +127,22 @@ absl::Status RowStreamEmitter::build() {
           init.push_back(reductionIdentity(e, r.getKind(), reductionAccType(e, r)));
         }
       }
+      // Lane l starts at column l * vec; a step is 32 * vec columns.
       SmallVector<Value> total =
-          e.loop(lane, length, e.i64c(32), init,
+          e.loop(vec > 1 ? e.mul(lane, e.i64c(vec)) : lane, length, e.i64c(32 * vec), init,
                  [&](Value col, ValueRange state) -> SmallVector<Value> {
                    openScope();
-                   Value idx = element(col);
+                   SmallVector<Value> idx{element(col)};
+                   for (int64_t l = 1; l < vec; ++l)
+                     idx.push_back(e.add(idx[0], e.i64c(l)));
+                   if (vec > 1)
+                     startRuns(vec, idx);
+                   runLoads.clear();
                    SmallVector<Value> next(state.begin(), state.end());
+                   for (int64_t l = 0; l < vec && status.ok(); ++l)
                    for (auto [i, u] : llvm::enumerate(units)) {
                      ReduceOp r = reductions[u.first];
-                     auto x = eval(r.getInput(), idx, 0);
+                     auto x = eval(r.getInput(), idx[l], static_cast<int>(l));
                      if (!x.ok()) {
                        status = x.status();
                        break;
@@ -126,6 +156,8 @@ absl::Status RowStreamEmitter::build() {
                                    e, r.getKind(), st[0], *x)};
                      std::copy(upd.begin(), upd.end(), next.begin() + at[i]);
                    }
+                   endRuns();
+                   runLoads.clear();
                    closeScope();
                    return next;
                  });

@@ -46,9 +46,10 @@ func.func @long_rows(%x: tensor<16384x8192xbf16>) -> tensor<16384xbf16> {
 // -----
 
 // An f32 row of 50304 does not fit in registers (52 words a thread at 1024
-// threads): a warp streams each row.
+// threads): a warp streams each row, a lane 4 adjacent columns (16 bytes)
+// at a time.
 // CHECK-LABEL: func.func @lm_head_row
-// CHECK: #fusec.launch<strategy = row_stream, grid = 1, block = 256, rows = 8,
+// CHECK: #fusec.launch<strategy = row_stream, grid = 1, block = 256, vector = 4, rows = 8,
 func.func @lm_head_row(%x: tensor<8x50304xf32>) -> tensor<8xf32> {
   %0 = fusec.reduce sum %x dims [1] : tensor<8x50304xf32> -> tensor<8xf32>
   return %0 : tensor<8xf32>
