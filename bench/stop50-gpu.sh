@@ -53,6 +53,19 @@ for f in "$M/ce_50304.mlir" "$M/lse_50304.mlir" "$M/ce_50257.mlir"; do
 done
 FUSEC_BIN="$D/bin" OUT="$OUT" timeout 420 python3 bench/memory_bound_suite.py > "$OUT/suite.log" 2>&1
 echo "suite rc=$? ($(el))" | tee -a "$S"
+# One line from fusec-run --json: "LABEL [ENV]: each kernel's median and bandwidth".
+report() {
+  python3 - "$@" <<'PY' | tee -a "$S"
+import json, sys
+label, v, r = sys.argv[1:4]
+try:
+    j = json.loads(r)
+    print(f"{label} [{v}]: {j['end_to_end_ms']*1e3:.1f} us; " +
+          ", ".join(f"{k['strategy']} {k['median_ms']*1e3:.1f} us {k['gb_per_s']:.0f} GB/s" for k in j["kernels"]))
+except Exception as e:
+    print(f"{label} [{v}]: failed ({e}): {r[-200:]}")
+PY
+}
 G=$(mktemp -d)
 python3 - "$G/ce.mlir" <<'PY'
 import sys
@@ -69,29 +82,11 @@ PY
 for v in "FUSEC_ROW_STREAM_LONG=0" "FUSEC_ROW_STREAM_VECTOR=1" "FUSEC_ROW_STREAM_LONG=1" \
          "FUSEC_ROW_STREAM_LONG=0" "FUSEC_ROW_STREAM_VECTOR=1" "FUSEC_ROW_STREAM_LONG=1"; do
   r=$(env $v "$D/bin/fusec-run" "$G/ce.mlir" --json --no-check --runs=20 --warmup=3 2>&1 | grep '^{' | tail -1)
-  python3 - "$v" "$r" <<'PY' | tee -a "$S"
-import json, sys
-v, r = sys.argv[1:3]
-try:
-    j = json.loads(r)
-    print(f"cross_entropy 8192x50304 [{v}]: {j['end_to_end_ms']*1e3:.1f} us; " +
-          ", ".join(f"{k['strategy']} {k['median_ms']*1e3:.1f} us {k['gb_per_s']:.0f} GB/s" for k in j["kernels"]))
-except Exception as e:
-    print(f"cross_entropy [{v}]: failed ({e}): {r[-200:]}")
-PY
+  report "cross_entropy 8192x50304" "$v" "$r"
 done
 for v in "FUSEC_ROW_STREAM_VECTOR=1" "FUSEC_ROW_STREAM_VECTOR=4" "FUSEC_ROW_STREAM_VECTOR=1" "FUSEC_ROW_STREAM_VECTOR=4"; do
   r=$(env $v "$D/bin/fusec-run" "$G/lse.mlir" --json --no-check --runs=20 --warmup=3 2>&1 | grep '^{' | tail -1)
-  python3 - "$v" "$r" <<'PY' | tee -a "$S"
-import json, sys
-v, r = sys.argv[1:3]
-try:
-    j = json.loads(r)
-    print(f"logsumexp f32 8192x50304 [{v}]: " +
-          ", ".join(f"{k['strategy']} {k['median_ms']*1e3:.1f} us {k['gb_per_s']:.0f} GB/s" for k in j["kernels"]))
-except Exception as e:
-    print(f"logsumexp [{v}]: failed ({e}): {r[-200:]}")
-PY
+  report "logsumexp f32 8192x50304" "$v" "$r"
 done
 (cd "$OUT" && tar -czf logs.tar.gz logs && rm -rf logs)
 echo "== summary ($(el))"
