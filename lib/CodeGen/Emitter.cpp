@@ -535,6 +535,15 @@ void KernelEmitter::endRuns() {
   runWidth = 0;
   runs.clear();
   runSources.clear();
+  runLoads.clear();
+}
+
+Value KernelEmitter::runLane(BlockArgument arg, const LaneRun &run) {
+  auto key = std::make_pair(Value(arg), run.base);
+  auto it = runLoads.find(key);
+  if (it == runLoads.end() && run.lane == 0)
+    it = runLoads.try_emplace(key, unpack(loadRaw(arg, run.base, runWidth), false)).first;
+  return it != runLoads.end() ? it->second[run.lane] : Value();
 }
 
 std::optional<KernelEmitter::LaneRun> KernelEmitter::runOf(Value index) const {

@@ -381,8 +381,13 @@ protected:
   /// Whether a run can pass from a value of `result` shape to one of
   /// `source` shape (both last extents multiples of the run width).
   bool runsAcross(mlir::Type result, mlir::Type source) const;
+  /// Lane `run.lane` of the run's vector load of `arg` (made when lane 0
+  /// asks; null for a later lane whose run had no lane-0 load).
+  mlir::Value runLane(mlir::BlockArgument arg, const LaneRun &run);
   int64_t runWidth = 0;
   llvm::DenseMap<mlir::Value, LaneRun> runs;
+  /// The vector loads of the current runs: (argument, run base) -> lanes.
+  llvm::DenseMap<std::pair<mlir::Value, mlir::Value>, llvm::SmallVector<mlir::Value>> runLoads;
   llvm::DenseMap<std::pair<const void *, mlir::Value>, mlir::Value> runSources;
 
   // Memo scopes: values computed inside a loop body do not dominate what

@@ -31,14 +31,9 @@ Value ElementwiseEmitter::argument(BlockArgument arg, Value index, int lane) {
     return lanes[arg.getArgNumber()][lane];
   // A lane of a run (read through movement ops that keep the lanes in a
   // row): the run's vector load, made at lane 0.
-  if (auto run = runOf(index)) {
-    auto key = std::make_pair(arg, run->base);
-    auto it = runLoads.find(key);
-    if (it == runLoads.end() && run->lane == 0)
-      it = runLoads.try_emplace(key, unpack(loadRaw(arg, run->base, runWidth), false)).first;
-    if (it != runLoads.end())
-      return it->second[run->lane];
-  }
+  if (auto run = runOf(index))
+    if (Value v = runLane(arg, *run))
+      return v;
   return load(arg, index);
 }
 
@@ -152,7 +147,6 @@ absl::Status ElementwiseEmitter::build() {
       // load vectors too).
       if (vector > 1 && !domain.empty() && domain.back() % vector == 0)
         startRuns(vector, laneIndex);
-      runLoads.clear();
       std::vector<SmallVector<Value>> outLanes(yield->getNumOperands());
       for (int64_t lane = 0; lane < vector; ++lane) {
         clearMemo();
@@ -164,7 +158,6 @@ absl::Status ElementwiseEmitter::build() {
         }
       }
       endRuns();
-      runLoads.clear();
       vectorPath = false;
       for (unsigned i = 0; i < yield->getNumOperands(); ++i) {
         if (!maps[i]) {

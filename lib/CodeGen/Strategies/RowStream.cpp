@@ -46,14 +46,9 @@ protected:
   /// movement ops that keep them adjacent): the run's vector load, made at
   /// lane 0.
   Value argument(BlockArgument arg, Value index, int lane) override {
-    if (auto run = runOf(index)) {
-      auto key = std::make_pair(Value(arg), run->base);
-      auto it = runLoads.find(key);
-      if (it == runLoads.end() && run->lane == 0)
-        it = runLoads.try_emplace(key, unpack(loadRaw(arg, run->base, runWidth), false)).first;
-      if (it != runLoads.end())
-        return it->second[run->lane];
-    }
+    if (auto run = runOf(index))
+      if (Value v = runLane(arg, *run))
+        return v;
     return load(arg, index);
   }
 
@@ -64,7 +59,6 @@ private:
   /// launch's vector: 16 bytes of the widest full-shape input; 1 for dims
   /// apart or a row length it does not divide).
   int64_t vec = 1;
-  llvm::DenseMap<std::pair<Value, Value>, SmallVector<Value>> runLoads;
 };
 
 absl::Status RowStreamEmitter::build() {
@@ -137,7 +131,6 @@ absl::Status RowStreamEmitter::build() {
                      idx.push_back(e.add(idx[0], e.i64c(l)));
                    if (vec > 1)
                      startRuns(vec, idx);
-                   runLoads.clear();
                    SmallVector<Value> next(state.begin(), state.end());
                    for (int64_t l = 0; l < vec && status.ok(); ++l)
                    for (auto [i, u] : llvm::enumerate(units)) {
@@ -157,7 +150,6 @@ absl::Status RowStreamEmitter::build() {
                      std::copy(upd.begin(), upd.end(), next.begin() + at[i]);
                    }
                    endRuns();
-                   runLoads.clear();
                    closeScope();
                    return next;
                  });

@@ -80,9 +80,6 @@ protected:
   bool vectorPath = false;
   llvm::SmallVector<mlir::Value> laneIndex;
   llvm::DenseMap<unsigned, llvm::SmallVector<mlir::Value>> lanes;
-  /// The vector loads of lane runs (KernelEmitter::runs) in this chunk:
-  /// (argument, run base) -> its lanes.
-  llvm::DenseMap<std::pair<mlir::Value, mlir::Value>, llvm::SmallVector<mlir::Value>> runLoads;
 };
 
 } // namespace fusec::codegen
