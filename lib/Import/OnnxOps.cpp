@@ -998,7 +998,10 @@ absl::Status importSplit(Importer &I) {
     shape[ax] = sizes[i];
     offsets[ax] = offset;
     offset += sizes[i];
-    Val part = sizes[i] == 0 ? Val{"", x.dtype, shape, {}, {}} : I.slice(x, offsets, strides, shape);
+    Val empty;
+    empty.dtype = x.dtype;
+    empty.shape = shape;
+    Val part = sizes[i] == 0 ? empty : I.slice(x, offsets, strides, shape);
     if (auto st = I.define(i, part); !st.ok())
       return st;
   }
