@@ -24,6 +24,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -587,6 +588,54 @@ std::optional<double> splatValue(Value v);
 struct SplitVariance : OpRewritePattern<ReduceOp> {
   using OpRewritePattern::OpRewritePattern;
 
+  /// Whether the mean `mean` and variance `op` (a mean of `sub`'s square
+  /// about `bc`, the mean broadcast) are left to one column kernel (above).
+  /// FUSEC_COLUMN_SHIFTED=0: never (the groups below, for measurement).
+  static bool shiftedColumnPair(ReduceOp op, ReduceOp mean, BroadcastOp bc, SubOp sub, Value w,
+                                double scale, ReduceKind kind) {
+    static const bool off = [] {
+      const char *v = std::getenv("FUSEC_COLUMN_SHIFTED");
+      return v && std::string_view(v) == "0";
+    }();
+    auto in = cast<RankedTensorType>(sub.getType());
+    // At least 32 columns: with fewer (BatchNorm1d's few features) a column
+    // tile is mostly idle threads, and the groups do better.
+    auto outType = cast<RankedTensorType>(op.getType());
+    if (!outType.hasStaticShape() || outType.getNumElements() < 32)
+      return false;
+    if (off || w || scale != 1.0 || kind != ReduceKind::mean || !in.getElementType().isF32() ||
+        bc.getInput() != mean.getResult() || !cast<RankedTensorType>(op.getType()).getElementType().isF32())
+      return false;
+    // The chain mean -> bc -> sub -> square -> op, each read once.
+    auto square = op.getInput().getDefiningOp<MulOp>();
+    if (!square || square.getLhs() != square.getRhs() || square.getLhs() != sub.getResult() ||
+        !bc->hasOneUse() || !square->hasOneUse() ||
+        !llvm::all_of(sub->getUsers(), [&](Operation *u) { return u == square.getOperation(); }))
+      return false;
+    // Whatever else reads the mean or the variance (within 256 ops) stays
+    // smaller than half of x.
+    int64_t limit = std::max<int64_t>(1, in.getNumElements() / 2);
+    SmallVector<Value> work{mean.getResult(), op.getResult()};
+    llvm::SmallPtrSet<Operation *, 32> seen{bc.getOperation()};
+    int budget = 256;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (!seen.insert(user).second)
+          continue;
+        if (--budget < 0)
+          return false;
+        for (Value r : user->getResults()) {
+          auto t = dyn_cast<RankedTensorType>(r.getType());
+          if (!t || !t.hasStaticShape() || t.getNumElements() >= limit)
+            return false;
+          work.push_back(r);
+        }
+      }
+    }
+    return true;
+  }
+
   /// `v` as d * d or d^2: d.
   static Value squared(Value v) {
     if (auto m = v.getDefiningOp<MulOp>(); m && m.getLhs() == m.getRhs())
@@ -692,6 +741,15 @@ struct SplitVariance : OpRewritePattern<ReduceOp> {
       // A column kernel whose variance reads its mean runs its rows in
       // sequence, 8 warps a tile; up to 512 rows that is short.
       if (extent <= 512)
+        return failure();
+      // An f32 mean and the mean of squared deviations about it, read
+      // directly and by nothing as large as x: one column kernel takes both
+      // in one pass as sums shifted by a column's first element (their rows
+      // split across CTAs like any sum: Columns.cpp in code generation), so
+      // nothing here. A mean that also centres x for a consumer of x's
+      // size (BatchNorm in training) stays in groups: that consumer would
+      // join the column kernel, which then cannot split its rows.
+      if (shiftedColumnPair(op, mean, bc, sub, w, scale, kind))
         return failure();
       // The least divisor of n from `from` on (below n), or 0.
       auto divisorFrom = [](int64_t n, int64_t from) -> int64_t {

@@ -38,6 +38,17 @@ namespace fusec::codegen {
 
 namespace {
 
+/// Whether `a` and `b` are a mean and the variance about it that one pass
+/// takes as shifted sums (below). FUSEC_COLUMN_SHIFTED=0: not (the variance
+/// reads the mean in a second pass over the rows), for measurement.
+bool columnPair(ReduceOp a, ReduceOp b) {
+  static const bool off = [] {
+    const char *v = std::getenv("FUSEC_COLUMN_SHIFTED");
+    return v && std::string_view(v) == "0";
+  }();
+  return !off && pairKind(a, b) == PairKind::Welford;
+}
+
 class ColumnsEmitter : public ElementwiseEmitter {
 public:
   using ElementwiseEmitter::ElementwiseEmitter;
@@ -121,7 +132,22 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
   // A unit's partials in the workspace: numReductions x 32 groups x vector.
   int64_t unitSlots = numReductions * groupsPerTile * vector;
 
-  beginFunction({}, /*extra=*/split > 1 ? 2 : 0);
+  // No register bound by default. A kernel with a Welford pair (two f64
+  // sums a lane) takes about 250 registers at 8 lanes (one CTA an SM: the
+  // combines after the rows are loaded all at once), and at 128 (two CTAs)
+  // ptxas spills about 300 bytes. (FUSEC_COLUMN_MIN_CTAS=N, for
+  // measurement: .maxntid and .minnctapersm N.)
+  int64_t minCtas = 0;
+  if (const char *v = std::getenv("FUSEC_COLUMN_MIN_CTAS"); v && *v)
+    minCtas = std::clamp<int64_t>(std::atoll(v), 0, 8);
+  SmallVector<NamedAttribute> attrs;
+  if (minCtas > 0) {
+    attrs.push_back(builder.getNamedAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                                         builder.getDenseI32ArrayAttr({static_cast<int32_t>(block)})));
+    attrs.push_back(builder.getNamedAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                                         builder.getI32IntegerAttr(static_cast<int32_t>(minCtas))));
+  }
+  beginFunction(attrs, /*extra=*/split > 1 ? 2 : 0);
   Value workspace = split > 1 ? extraPtrs[0] : Value();
   Value counters = split > 1 ? extraPtrs[1] : Value();
   Value flag = split > 1 ? e.sharedArray(module, "__fusec_last", e.i32, 1) : Value();
@@ -173,6 +199,9 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
                          : e.add(e.mul(e.udiv(col, e.i64c(inner)), rowBlock),
                                  e.urem(col, e.i64c(inner)));
 
+    // A Welford pair's shift (below): the column's first element, a lane
+    // each, by the pair's first reduction.
+    std::map<size_t, SmallVector<Value>> shifts;
     // A reduction's totals as the outputs read them: divided (means),
     // narrowed.
     auto finishOne = [&](ReduceOp r, ArrayRef<Value> totals) {
@@ -189,9 +218,46 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
             roundTo(total, r.getType());
       }
     };
-    for (auto [k, rc] : llvm::enumerate(shape.reductions)) {
-      ReduceOp r = rc;
+    // A Welford pair's shifted sums S1, S2 (f64): the mean s + S1 / n and the
+    // variance S2 / n - (S1 / n)^2, not below 0.
+    auto finishPair = [&](size_t k, ArrayRef<Value> s1, ArrayRef<Value> s2) {
+      ReduceOp mean = shape.reductions[k], var = shape.reductions[k + 1];
+      ArrayRef<Value> shift = shifts[k];
+      Value n = e.f64c(static_cast<double>(reducedRows));
+      for (int64_t l = 0; l < vector; ++l) {
+        Value d = e.fdiv(s1[l], n);
+        Value m = e.fadd(e.fpext(e.f64, shift[l]), d);
+        Value v = e.fsub(e.fdiv(s2[l], n), e.fmul(d, d));
+        v = e.select(e.fcmp(LLVM::FCmpPredicate::olt, v, e.f64c(0)), e.f64c(0), v);
+        columnTotals[{mean.getResult().getAsOpaquePointer(), static_cast<int>(l)}] =
+            roundTo(e.fptrunc(e.f32, m), mean.getType());
+        columnTotals[{var.getResult().getAsOpaquePointer(), static_cast<int>(l)}] =
+            roundTo(e.fptrunc(e.f32, v), var.getType());
+      }
+    };
+    // A mean and the variance about it (the variance reads the mean) make
+    // a Welford pair: one pass takes both as sums shifted by the column's
+    // first element s, S1 = sum(x - s) and S2 = sum((x - s)^2), which
+    // combine by addition like any sum (so the kernel may split its rows);
+    // then mean = s + S1 / n and var = S2 / n - (S1 / n)^2 (in f64). The
+    // shift keeps the difference well conditioned: its error, relative to
+    // the variance, is about 2^-24 (1 + (s - mean)^2 / var) from the f32
+    // squares. FUSEC_COLUMN_SHIFTED=0: the variance reads the mean in a
+    // second pass over the rows, as before (for measurement).
+    for (size_t k = 0; k < shape.reductions.size(); ++k) {
+      ReduceOp r = shape.reductions[k];
+      bool pair = k + 1 < shape.reductions.size() && columnPair(r, shape.reductions[k + 1]);
       ReduceKind kind = r.getKind();
+      int nacc = pair ? 2 : 1;
+      if (pair) {
+        clearMemo();
+        auto first = laneValues(r.getInput(), colStart);
+        if (!first.ok()) {
+          status = first.status();
+          return {parity};
+        }
+        shifts[k] = *first;
+      }
       // Float sums accumulate in f64, integers in their own type; the
       // partials cross shared memory as 8 bytes (f64, or i64).
       Type intType = reductionAccType(e, r);
@@ -200,7 +266,7 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
       Type acct = isInt ? intType : wide ? e.f64 : e.f32;
       Type slotType = isInt ? e.i64 : e.f64;
       SmallVector<Value> inits;
-      for (int64_t l = 0; l < vector; ++l)
+      for (int64_t l = 0; l < vector * nacc; ++l)
         inits.push_back(reductionIdentity(e, kind, acct));
       // Float sums into f64: the rows of a trip first add in f32 (up to
       // four), then widen once. A conversion to f64 issues at a quarter of
@@ -232,8 +298,8 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
           }
         }
         SmallVector<Value> next(accs.begin(), accs.end());
-        bool presum = presumType && count > 1;
-        SmallVector<Value> trip(vector);
+        bool presum = pair || (presumType && count > 1);
+        SmallVector<Value> trip(vector * nacc);
         for (int64_t u = 0; u < count && status.ok(); ++u) {
           if (vector > 1) {
             vectorPath = true;
@@ -247,6 +313,13 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
             break;
           }
           for (int64_t l = 0; l < vector; ++l) {
+            if (pair) { // x - s and its square, in f32 (presum is on)
+              Value d = e.fsub((*vals)[l], shifts[k][l]);
+              trip[l] = trip[l] ? e.fadd(trip[l], d) : d;
+              Value d2 = e.fmul(d, d);
+              trip[vector + l] = trip[vector + l] ? e.fadd(trip[vector + l], d2) : d2;
+              continue;
+            }
             if (presum) {
               Value v = (*vals)[l];
               if (v.getType() != e.f32)
@@ -259,7 +332,7 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
           }
           // Four rows at most in each f32 presum.
           if (presum && (u % 4 == 3 || u == count - 1))
-            for (int64_t l = 0; l < vector; ++l) {
+            for (int64_t l = 0; l < vector * nacc; ++l) {
               next[l] = reductionCombine(e, kind, next[l], e.fpext(e.f64, trip[l]));
               trip[l] = Value();
             }
@@ -289,8 +362,11 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
           });
       if (!status.ok())
         return {parity};
-      // Partials of the 8 slices through shared memory.
-      Value region = e.mul(e.add(e.mul(parity, e.i64c(numReductions)), e.i64c(static_cast<int64_t>(k))),
+      // Partials of the 8 slices through shared memory (a pair's two sums
+      // in slots k and k + 1).
+      for (int j = 0; j < nacc; ++j) {
+      Value region = e.mul(e.add(e.mul(parity, e.i64c(numReductions)),
+                                 e.i64c(static_cast<int64_t>(k) + j)),
                            e.i64c(regionFloats));
       auto slot = [&](Value slice, int64_t l) {
         Value i = e.add(region, e.add(e.mul(e.add(e.mul(slice, e.i64c(groupsPerTile)), x),
@@ -302,7 +378,7 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
       // with the same sum), then its slice-0 threads write them.
       SmallVector<Value> toStore;
       for (int64_t l = 0; l < vector; ++l) {
-        Value v = acc[l];
+        Value v = acc[j * vector + l];
         for (int64_t off = groupsPerTile; off < 32; off *= 2) {
           Value other = v.getType() == e.f64
                             ? e.bitcast(e.f64, e.shflBfly(e.bitcast(e.i64, v), static_cast<int>(off)))
@@ -323,21 +399,50 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
         storePartials();
       e.barrier();
       slotTotals.emplace_back();
-      for (int64_t l = 0; l < vector; ++l) {
-        Value total;
-        for (int64_t s = 0; s < warps; ++s) {
-          Value v = e.load(slotType, slot(e.i64c(s), l));
-          if (isInt && acct != e.i64)
-            v = e.trunc(acct, v);
-          else if (!isInt && !wide)
-            v = e.fptrunc(e.f32, v);
-          total = total ? reductionCombine(e, kind, total, v) : v;
+      auto partial = [&](Value s, int64_t l) {
+        Value v = e.load(slotType, slot(s, l));
+        if (isInt && acct != e.i64)
+          v = e.trunc(acct, v);
+        else if (!isInt && !wide)
+          v = e.fptrunc(e.f32, v);
+        return v;
+      };
+      if (pair) {
+        // The warps in a loop, in the same order: unrolled, every warp's
+        // partials of both sums were loaded at once (250 registers a
+        // thread at 8 lanes, one CTA an SM).
+        SmallVector<Value> inits;
+        for (int64_t l = 0; l < vector; ++l)
+          inits.push_back(reductionIdentity(e, kind, acct));
+        SmallVector<Value> totals = e.loop(
+            e.i64c(0), e.i64c(warps), e.i64c(1), inits,
+            [&](Value s, ValueRange carried) -> SmallVector<Value> {
+              SmallVector<Value> next;
+              for (int64_t l = 0; l < vector; ++l)
+                next.push_back(reductionCombine(e, kind, carried[l], partial(s, l)));
+              return next;
+            });
+        slotTotals.back().assign(totals.begin(), totals.end());
+      } else {
+        for (int64_t l = 0; l < vector; ++l) {
+          Value total;
+          for (int64_t s = 0; s < warps; ++s) {
+            Value v = partial(e.i64c(s), l);
+            total = total ? reductionCombine(e, kind, total, v) : v;
+          }
+          slotTotals.back().push_back(total);
         }
-        slotTotals.back().push_back(total);
+      }
       }
       // Unsplit, a later reduction may read this one (a variance, its mean).
-      if (split == 1)
-        finishOne(r, slotTotals.back());
+      if (split == 1) {
+        if (pair)
+          finishPair(k, slotTotals[k], slotTotals[k + 1]);
+        else
+          finishOne(r, slotTotals.back());
+      }
+      if (pair)
+        ++k;
     }
     // Outputs of the column shape: the first warp stores them.
     auto storeColumns = [&](Value when) {
@@ -497,8 +602,14 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
             totals[k].push_back(total);
           }
         }
-        for (auto [k, r] : llvm::enumerate(shape.reductions))
-          finishOne(r, totals[k]);
+        for (size_t k = 0; k < shape.reductions.size(); ++k) {
+          if (shifts.count(k)) {
+            finishPair(k, totals[k], totals[k + 1]);
+            ++k;
+            continue;
+          }
+          finishOne(shape.reductions[k], totals[k]);
+        }
         storeColumns(e.boolc(true));
       });
       // The flag is read before the next unit writes it.

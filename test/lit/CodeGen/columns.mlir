@@ -8,6 +8,9 @@
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s --check-prefix=SPLIT
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen | FileCheck %s --check-prefix=SCRATCH
 // RUN: %ptxas -arch=sm_90a -v %t/bias_grad.k0_reduce.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptxas -arch=sm_90a -v %t/bn_stats_nhwc.k0_cast_reduce.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s --check-prefix=PAIR
+// RUN: FUSEC_COLUMN_SHIFTED=0 fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=UNSHIFTED
 // REQUIRES: ptxas
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
@@ -77,4 +80,37 @@ func.func @middle(%x: tensor<6x37x40xbf16>) -> tensor<6x40xbf16> {
 func.func @bias_grad(%x: tensor<16384x4096xf32>) -> tensor<4096xf32> {
   %0 = fusec.reduce sum %x dims [0] : tensor<16384x4096xf32> -> tensor<4096xf32>
   return %0 : tensor<4096xf32>
+}
+
+// BatchNorm statistics, channels last: a mean and the variance about it.
+// One pass takes both as sums shifted by the column's first element,
+// S1 = sum(x - s) and S2 = sum((x - s)^2) (f32 for four rows, then f64),
+// which combine like sums, so the 25,088 rows split into parts (the variance
+// no longer waits for the mean); the last part gives mean = s + S1 / n and
+// var = S2 / n - (S1 / n)^2, not below 0. FUSEC_COLUMN_SHIFTED=0: the groups
+// of fusec-decompose (two kernels).
+// PLAN-LABEL: func.func @bn_stats_nhwc
+// PLAN: fusec.kernel "k0_cast_reduce"(%arg0) {{.*}}#fusec.launch<strategy = column, grid = 98, block = 256, vector = 8, chunks = 8, rows = 32, split = 49
+// PLAN-NOT: fusec.kernel
+// PLAN: return
+// PAIR-LABEL: llvm.func @k0_cast_reduce(
+// PAIR: llvm.fsub %{{.*}}, %[[S:.*]] : f32
+// PAIR-NEXT: llvm.fmul %[[D:.*]], %[[D]] : f32
+// PAIR: llvm.atomicrmw add
+// PAIR: llvm.fdiv %{{.*}}, %{{.*}} : f64
+// PAIR: llvm.fdiv %{{.*}}, %{{.*}} : f64
+// PAIR: llvm.fmul %[[Q:.*]], %[[Q]] : f64
+// PAIR: llvm.fcmp "olt" %{{.*}}, %{{.*}} : f64
+// PAIR: llvm.return
+// UNSHIFTED-LABEL: func.func @bn_stats_nhwc
+// UNSHIFTED: fusec.reshape
+// UNSHIFTED-COUNT-2: fusec.kernel
+func.func @bn_stats_nhwc(%x: tensor<32x28x28x128xbf16>) -> (tensor<128xf32>, tensor<128xf32>) {
+  %xf = fusec.cast %x : tensor<32x28x28x128xbf16> to tensor<32x28x28x128xf32>
+  %m = fusec.reduce mean %xf dims [0, 1, 2] : tensor<32x28x28x128xf32> -> tensor<128xf32>
+  %mb = fusec.broadcast %m dims [3] : tensor<128xf32> -> tensor<32x28x28x128xf32>
+  %d = fusec.sub %xf, %mb : tensor<32x28x28x128xf32>
+  %sq = fusec.mul %d, %d : tensor<32x28x28x128xf32>
+  %v = fusec.reduce mean %sq dims [0, 1, 2] : tensor<32x28x28x128xf32> -> tensor<128xf32>
+  return %m, %v : tensor<128xf32>, tensor<128xf32>
 }

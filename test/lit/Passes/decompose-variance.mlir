@@ -13,6 +13,9 @@
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=bn1d_long %s | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=run_inner %s | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=with_term %s | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=bn_nhwc_shifted %s | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=bn_nhwc_train %s | FileCheck %s --check-prefix=SAME
+// RUN: FUSEC_COLUMN_SHIFTED=0 fusec-opt %s --fusec-decompose | FileCheck %s --check-prefix=UNSHIFTED
 // SAME: PASS
 
 // CHECK-LABEL: func.func @bn_nchw
@@ -68,7 +71,8 @@ func.func @bn_nhwc_sum(%x: tensor<8x48x48x64xf32>) -> (tensor<64xf32>, tensor<64
 }
 
 // A leading run whose innermost dim is long (256 rows): the groups are that
-// dim, no reshape; the 128 groups stay one reduction.
+// dim, no reshape; the 128 groups stay one reduction. (A sum of squares: a
+// mean of them would be a shifted pair, below.)
 // CHECK-LABEL: func.func @run_inner
 // CHECK-NOT: fusec.reshape
 // CHECK-DAG: %[[MG:.*]] = fusec.reduce mean %arg0 dims [2] : tensor<16x8x256x32xf32> -> tensor<16x8x32xf32>
@@ -79,7 +83,7 @@ func.func @run_inner(%x: tensor<16x8x256x32xf32>) -> tensor<32xf32> {
   %mb = fusec.broadcast %m dims [3] : tensor<32xf32> -> tensor<16x8x256x32xf32>
   %d = fusec.sub %x, %mb : tensor<16x8x256x32xf32>
   %sq = fusec.mul %d, %d : tensor<16x8x256x32xf32>
-  %v = fusec.reduce mean %sq dims [0, 1, 2] : tensor<16x8x256x32xf32> -> tensor<32xf32>
+  %v = fusec.reduce sum %sq dims [0, 1, 2] : tensor<16x8x256x32xf32> -> tensor<32xf32>
   return %v : tensor<32xf32>
 }
 
@@ -174,4 +178,50 @@ func.func @with_term(%x: tensor<2048x64xf32>, %w: tensor<2048x64xf32>) -> (tenso
   %t = fusec.add %w, %sq : tensor<2048x64xf32>
   %v = fusec.reduce mean %t dims [0] : tensor<2048x64xf32> -> tensor<64xf32>
   return %u, %v : tensor<64xf32>, tensor<64xf32>
+}
+
+// Channels last, f32 means, 64 columns: the mean and the variance stay as
+// written. One column kernel takes both in one pass as sums shifted by each
+// column's first element, its rows split across CTAs (Columns.cpp;
+// test/lit/CodeGen/columns.mlir). FUSEC_COLUMN_SHIFTED=0: the groups.
+// CHECK-LABEL: func.func @bn_nhwc_shifted
+// CHECK-NOT: fusec.reshape
+// CHECK: %[[M:.*]] = fusec.reduce mean %arg0 dims [0, 1, 2] : tensor<8x48x48x64xf32> -> tensor<64xf32>
+// CHECK: %[[V:.*]] = fusec.reduce mean %{{.*}} dims [0, 1, 2] : tensor<8x48x48x64xf32> -> tensor<64xf32>
+// CHECK: return %[[M]], %[[V]]
+// KERNELS-LABEL: func.func @bn_nhwc_shifted
+// KERNELS-COUNT-1: fusec.kernel
+// KERNELS-NOT: fusec.kernel
+// KERNELS: return
+// UNSHIFTED-LABEL: func.func @bn_nhwc_shifted
+// UNSHIFTED: fusec.reshape %arg0 : tensor<8x48x48x64xf32> -> tensor<128x144x64xf32>
+func.func @bn_nhwc_shifted(%x: tensor<8x48x48x64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %m = fusec.reduce mean %x dims [0, 1, 2] : tensor<8x48x48x64xf32> -> tensor<64xf32>
+  %mb = fusec.broadcast %m dims [3] : tensor<64xf32> -> tensor<8x48x48x64xf32>
+  %d = fusec.sub %x, %mb : tensor<8x48x48x64xf32>
+  %sq = fusec.mul %d, %d : tensor<8x48x48x64xf32>
+  %v = fusec.reduce mean %sq dims [0, 1, 2] : tensor<8x48x48x64xf32> -> tensor<64xf32>
+  return %m, %v : tensor<64xf32>, tensor<64xf32>
+}
+
+// BatchNorm in training: the statistics also normalize x. The normalization
+// would join a column kernel of the pair (which could then not split its
+// rows), so the groups stay.
+// CHECK-LABEL: func.func @bn_nhwc_train
+// CHECK: fusec.reshape %{{.*}} : tensor<8x48x48x64xf32> -> tensor<128x144x64xf32>
+// CHECK: return
+func.func @bn_nhwc_train(%x: tensor<8x48x48x64xf32>) -> (tensor<8x48x48x64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %m = fusec.reduce mean %x dims [0, 1, 2] : tensor<8x48x48x64xf32> -> tensor<64xf32>
+  %mb = fusec.broadcast %m dims [3] : tensor<64xf32> -> tensor<8x48x48x64xf32>
+  %d = fusec.sub %x, %mb : tensor<8x48x48x64xf32>
+  %sq = fusec.mul %d, %d : tensor<8x48x48x64xf32>
+  %v = fusec.reduce mean %sq dims [0, 1, 2] : tensor<8x48x48x64xf32> -> tensor<64xf32>
+  %eps = fusec.constant dense<1.0e-05> : tensor<64xf32>
+  %ve = fusec.add %v, %eps : tensor<64xf32>
+  %r = fusec.rsqrt %ve : tensor<64xf32>
+  %rb = fusec.broadcast %r dims [3] : tensor<64xf32> -> tensor<8x48x48x64xf32>
+  %m2 = fusec.broadcast %m dims [3] : tensor<64xf32> -> tensor<8x48x48x64xf32>
+  %c = fusec.sub %x, %m2 : tensor<8x48x48x64xf32>
+  %y = fusec.mul %c, %rb : tensor<8x48x48x64xf32>
+  return %y, %m, %v : tensor<8x48x48x64xf32>, tensor<64xf32>, tensor<64xf32>
 }
