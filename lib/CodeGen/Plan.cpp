@@ -744,6 +744,26 @@ WgmmaTile chooseTcgen05Tile(const MatmulLayout &l, int64_t sms, int64_t smemByte
 } // namespace codegen
 
 namespace {
+/// Whether reductions k and k + 1 of a column kernel are a mean and the
+/// variance about it, which Columns.cpp takes as one pair of shifted sums
+/// (FUSEC_COLUMN_SHIFTED=0: never).
+bool columnWelfordAt(ArrayRef<ReduceOp> reductions, size_t k) {
+  static const bool shifted = [] {
+    const char *v = std::getenv("FUSEC_COLUMN_SHIFTED");
+    return !(v && std::string_view(v) == "0");
+  }();
+  return shifted && k + 1 < reductions.size() &&
+         codegen::pairKind(reductions[k], reductions[k + 1]) == codegen::PairKind::Welford;
+}
+
+bool hasColumnWelford(const KernelShape &s) {
+  SmallVector<ReduceOp> reductions(s.reductions.begin(), s.reductions.end());
+  for (size_t k = 0; k < reductions.size(); ++k)
+    if (columnWelfordAt(reductions, k))
+      return true;
+  return false;
+}
+
 /// Whether a column kernel's rows may be split into parts combined at the
 /// end: every output has the reduced shape and no reduction's input depends
 /// on a reduction.
@@ -754,16 +774,11 @@ bool columnsSplittable(KernelOp kernel, const KernelShape &s) {
       return false;
   // A mean and the variance about it are a pair of shifted sums there
   // (Columns.cpp): the variance's read of its mean does not count.
-  static const bool shifted = [] {
-    const char *v = std::getenv("FUSEC_COLUMN_SHIFTED");
-    return !(v && std::string_view(v) == "0");
-  }();
   bool reads = false;
   SmallVector<ReduceOp> reductions(s.reductions.begin(), s.reductions.end());
   for (size_t k = 0; k < reductions.size(); ++k) {
     codegen::reductionsRead(reductions[k].getInput(), [&](ReduceOp) { reads = true; });
-    if (shifted && k + 1 < reductions.size() &&
-        codegen::pairKind(reductions[k], reductions[k + 1]) == codegen::PairKind::Welford) {
+    if (columnWelfordAt(reductions, k)) {
       ReduceOp mean = reductions[k];
       codegen::reductionsRead(reductions[k + 1].getInput(),
                               [&](ReduceOp d) { reads |= d != mean; });
@@ -894,16 +909,16 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     auto tilesOf = [&](int64_t groups) {
       return std::max<int64_t>(1, ceilDiv(ceilDiv(s.rows, vector), groups));
     };
-    int64_t groups = 32;
-    while (groups > 8 && tilesOf(groups) < perSm * sms)
-      groups /= 2;
-    if (const char *v = std::getenv("FUSEC_COLUMN_GROUPS"); v && *v)
-      groups = std::clamp<int64_t>(int64_t{1} << llvm::Log2_64(std::max<int64_t>(1, std::atoll(v))),
-                                   1, 32);
     // f64 partials of the warps x groups, two parities, under 40 KiB.
-    while (vector > 1 && 2 * reductions * warps * groups * vector * 8 > 40 * 1024)
-      vector /= 2;
-    int64_t tiles = tilesOf(groups);
+    auto vectorAt = [&](int64_t groups) {
+      int64_t v = vector;
+      while (v > 1 && 2 * reductions * warps * groups * v * 8 > 40 * 1024)
+        v /= 2;
+      return v;
+    };
+    auto tilesAt = [&](int64_t groups) {
+      return std::max<int64_t>(1, ceilDiv(ceilDiv(s.rows, vectorAt(groups)), groups));
+    };
     // Few column tiles over many rows (a bias gradient: 16k rows, 4k
     // columns): the rows split into parts, each a CTA, until at most
     // `perSm` CTAs an SM read, all in one wave (each thread has `unroll`
@@ -912,11 +927,38 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     // another's result (the parts combine at the end).
     // (FUSEC_COLUMN_CTAS_PER_SM and FUSEC_COLUMN_UNROLL, 1 to 16, for
     // measurement: another aim and another count of rows in flight.)
-    int64_t split = 1;
-    if (tiles < perSm * sms && columnsSplittable(kernel, s))
-      split = std::clamp<int64_t>(std::min(perSm * sms / tiles, s.rowLength / 512), 1, 256);
-    while (split > 1 && ceilDiv(s.rowLength, split) * (split - 1) >= s.rowLength)
-      --split;
+    bool splittable = columnsSplittable(kernel, s);
+    auto splitAt = [&](int64_t groups) {
+      int64_t tiles = tilesAt(groups), split = 1;
+      if (tiles < perSm * sms && splittable)
+        split = std::clamp<int64_t>(std::min(perSm * sms / tiles, s.rowLength / 512), 1, 256);
+      while (split > 1 && ceilDiv(s.rowLength, split) * (split - 1) >= s.rowLength)
+        --split;
+      return split;
+    };
+    // A Welford pair (a mean and the variance about it as shifted sums)
+    // keeps 32 groups (a warp a row) while its tiles times its parts fill
+    // the SMs: its kernel holds two f64 sums a lane (about 60 registers at
+    // 32 groups of 4 lanes, 128 at 8 groups of 8). On the H200,
+    // channels-last BatchNorm statistics of 64x56x56x256 bf16 in 48 us
+    // against 72 at 8 groups, 46 against 54 summed over three other
+    // ResNet shapes; at 16x28x28x256, where 32 groups make 2 tiles of 24
+    // parts (48 CTAs), 8 groups (96 CTAs) take 10.2 us against 11.9
+    // (bench/results/2026-12-06-h200-stop52).
+    int64_t groups = 32;
+    if (hasColumnWelford(s)) {
+      while (groups > 8 && tilesAt(groups) * splitAt(groups) < sms)
+        groups /= 2;
+    } else {
+      while (groups > 8 && tilesOf(groups) < perSm * sms)
+        groups /= 2;
+    }
+    if (const char *v = std::getenv("FUSEC_COLUMN_GROUPS"); v && *v)
+      groups = std::clamp<int64_t>(int64_t{1} << llvm::Log2_64(std::max<int64_t>(1, std::atoll(v))),
+                                   1, 32);
+    vector = vectorAt(groups);
+    int64_t tiles = tilesAt(groups);
+    int64_t split = splitAt(groups);
     return LaunchAttr::get(ctx, Strategy::column, std::clamp<int64_t>(tiles * split, 1, sms * 8),
                            block, vector, unroll, block / groups, {}, 0, 1, split,
                            2 * reductions * warps * groups * vector * 8 + (split > 1 ? 16 : 0),

@@ -133,10 +133,10 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
   int64_t unitSlots = numReductions * groupsPerTile * vector;
 
   // No register bound by default. A kernel with a Welford pair (two f64
-  // sums a lane) takes about 250 registers at 8 lanes (one CTA an SM: the
-  // combines after the rows are loaded all at once), and at 128 (two CTAs)
-  // ptxas spills about 300 bytes. (FUSEC_COLUMN_MIN_CTAS=N, for
-  // measurement: .maxntid and .minnctapersm N.)
+  // sums a lane) takes 128 registers at 8 lanes (two CTAs an SM; at 80,
+  // three, ptxas spills about 90 bytes unless 4 rows are in flight).
+  // (FUSEC_COLUMN_MIN_CTAS=N, for measurement: .maxntid and .minnctapersm
+  // N.)
   int64_t minCtas = 0;
   if (const char *v = std::getenv("FUSEC_COLUMN_MIN_CTAS"); v && *v)
     minCtas = std::clamp<int64_t>(std::atoll(v), 0, 8);
@@ -408,21 +408,33 @@ absl::StatusOr<SmallVector<int64_t>> ColumnsEmitter::buildSplit() {
         return v;
       };
       if (pair) {
-        // The warps in a loop, in the same order: unrolled, every warp's
-        // partials of both sums were loaded at once (250 registers a
-        // thread at 8 lanes, one CTA an SM).
-        SmallVector<Value> inits;
+        // Lane l's sum over the warps, in warp order, by the thread of
+        // slice l mod slices (a thread may take two lanes where they
+        // outnumber the slices), written over warp 0's slot; then every
+        // thread reads the totals.
+        // (Every thread summing every lane held all the warps' partials of
+        // both sums in registers at once: 250 a thread at 8 lanes, one CTA
+        // an SM.)
+        auto laneSlot = [&](int64_t s, Value l) {
+          Value i = e.add(region, e.add(e.mul(e.add(e.i64c(s * groupsPerTile), x),
+                                              e.i64c(vector)),
+                                        l));
+          return e.gep(partials, slotType, i);
+        };
+        for (int64_t l0 = 0; l0 < vector; l0 += slices) {
+          Value lane = l0 ? e.add(y, e.i64c(l0)) : y;
+          e.ifThen(e.icmp(LLVM::ICmpPredicate::ult, lane, e.i64c(vector)), [&] {
+            Value total;
+            for (int64_t s = 0; s < warps; ++s) {
+              Value v = e.load(slotType, laneSlot(s, lane));
+              total = total ? reductionCombine(e, kind, total, v) : v;
+            }
+            e.store(total, laneSlot(0, lane));
+          });
+        }
+        e.barrier();
         for (int64_t l = 0; l < vector; ++l)
-          inits.push_back(reductionIdentity(e, kind, acct));
-        SmallVector<Value> totals = e.loop(
-            e.i64c(0), e.i64c(warps), e.i64c(1), inits,
-            [&](Value s, ValueRange carried) -> SmallVector<Value> {
-              SmallVector<Value> next;
-              for (int64_t l = 0; l < vector; ++l)
-                next.push_back(reductionCombine(e, kind, carried[l], partial(s, l)));
-              return next;
-            });
-        slotTotals.back().assign(totals.begin(), totals.end());
+          slotTotals.back().push_back(partial(e.i64c(0), l));
       } else {
         for (int64_t l = 0; l < vector; ++l) {
           Value total;

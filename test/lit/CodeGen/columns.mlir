@@ -8,11 +8,14 @@
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s --check-prefix=SPLIT
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen | FileCheck %s --check-prefix=SCRATCH
 // RUN: %ptxas -arch=sm_90a -v %t/bias_grad.k0_reduce.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: %ptxas -arch=sm_90a -v %t/bn_stats_nhwc.k0_cast_reduce.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptxas -arch=sm_90a -v %t/bn_stats_nhwc.k0_cast_reduce.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefixes=PTXAS,PAIRREGS
+// RUN: %ptxas -arch=sm_90a -v %t/bn_stats_nhwc_wide.k0_cast_reduce.ptx -o %t/e.cubin 2>&1 | FileCheck %s --check-prefixes=PTXAS,WIDEREGS
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s --check-prefix=PAIR
 // RUN: FUSEC_COLUMN_SHIFTED=0 fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=UNSHIFTED
 // REQUIRES: ptxas
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PAIRREGS: Used {{([1-9][0-9]?|1[0-9][0-9])}} registers
+// WIDEREGS: Used {{[1-9][0-9]?}} registers
 
 // A sum over 64 rows of 256 f32 columns: 4 columns a thread (one 16-byte
 // load a row). The columns are few (8 tiles for 132 SMs), so a CTA is 8
@@ -88,7 +91,9 @@ func.func @bias_grad(%x: tensor<16384x4096xf32>) -> tensor<4096xf32> {
 // which combine like sums, so the 25,088 rows split into parts (the variance
 // no longer waits for the mean); the last part gives mean = s + S1 / n and
 // var = S2 / n - (S1 / n)^2, not below 0. FUSEC_COLUMN_SHIFTED=0: the groups
-// of fusec-decompose (two kernels).
+// of fusec-decompose (two kernels). The warps' partials are summed a lane a
+// thread: 128 registers at 8 groups of 8 lanes (255 when every thread summed
+// every lane). 32 groups (1 tile of 49 parts) would not fill the SMs: 8.
 // PLAN-LABEL: func.func @bn_stats_nhwc
 // PLAN: fusec.kernel "k0_cast_reduce"(%arg0) {{.*}}#fusec.launch<strategy = column, grid = 98, block = 256, vector = 8, chunks = 8, rows = 32, split = 49
 // PLAN-NOT: fusec.kernel
@@ -113,4 +118,20 @@ func.func @bn_stats_nhwc(%x: tensor<32x28x28x128xbf16>) -> (tensor<128xf32>, ten
   %sq = fusec.mul %d, %d : tensor<32x28x28x128xf32>
   %v = fusec.reduce mean %sq dims [0, 1, 2] : tensor<32x28x28x128xf32> -> tensor<128xf32>
   return %m, %v : tensor<128xf32>, tensor<128xf32>
+}
+
+// The same at 512 channels: 32 groups of 4 lanes (a warp a row), 4 tiles of
+// 49 parts, under 100 registers.
+// PLAN-LABEL: func.func @bn_stats_nhwc_wide
+// PLAN: fusec.kernel "k0_cast_reduce"(%arg0) {{.*}}#fusec.launch<strategy = column, grid = 196, block = 256, vector = 4, chunks = 8, rows = 8, split = 49
+// PLAN-NOT: fusec.kernel
+// PLAN: return
+func.func @bn_stats_nhwc_wide(%x: tensor<32x28x28x512xbf16>) -> (tensor<512xf32>, tensor<512xf32>) {
+  %xf = fusec.cast %x : tensor<32x28x28x512xbf16> to tensor<32x28x28x512xf32>
+  %m = fusec.reduce mean %xf dims [0, 1, 2] : tensor<32x28x28x512xf32> -> tensor<512xf32>
+  %mb = fusec.broadcast %m dims [3] : tensor<512xf32> -> tensor<32x28x28x512xf32>
+  %d = fusec.sub %xf, %mb : tensor<32x28x28x512xf32>
+  %sq = fusec.mul %d, %d : tensor<32x28x28x512xf32>
+  %v = fusec.reduce mean %sq dims [0, 1, 2] : tensor<32x28x28x512xf32> -> tensor<512xf32>
+  return %m, %v : tensor<512xf32>, tensor<512xf32>
 }
