@@ -188,6 +188,7 @@ private:
   std::vector<LifeUndo> lifeUndo;
   std::vector<std::pair<int, bool>> disorderUndo; // (group, was in the set)
   bool peakMismatch = false;
+  size_t peakTests = 0, windowedTests = 0; // for the replay's remark
   Value viewRoot(Value v) const {
     for (auto it = views.find(v); it != views.end(); it = views.find(v))
       v = it->second;
@@ -208,6 +209,20 @@ private:
   void peakRevert(size_t lifeMark, size_t disorderMark);
   /// The fused graph's peak now.
   int64_t peakNow();
+  /// peakOf(true)'s answer while some group is disordered, without a whole
+  /// evaluation: the topological order (earliest position first) differs
+  /// from the positions only inside windows of positions around each
+  /// disordered group and the readers it delays; those are ordered and
+  /// swept locally, and the tree answers for every other position.
+  int64_t peakWindowed() const;
+  /// The position a top-level op runs at: its group's last op's, or its own.
+  int nodeAt(int opIdx) const {
+    return opGroup[opIdx] < 0 ? opIdx : groups[find(opIdx)].maxIndex;
+  }
+  /// The positions of the nodes (groups or lone ops) that read the outputs
+  /// of the node at `at`, through views; `at` itself is left out.
+  void readersOf(int at, SmallVectorImpl<int> &out) const;
+  __int128 peakRangeMax(size_t node, size_t lo, size_t hi, size_t l, size_t r) const;
 
   mutable func::FuncOp func;
   const Target &target;
@@ -870,7 +885,8 @@ LogicalResult Fuser::run() {
       mlir::emitRemark(func.getLoc())
           << "fusion left out " << skipped << " of " << all.size()
           << " merges: each would raise peak memory above the unfused graph's " << unfusedPeak
-          << " bytes (" << merges.size() << " kept)";
+          << " bytes (" << merges.size() << " kept; " << peakTests << " peak tests, "
+          << windowedTests << " with a kernel placed after a reader)";
     if (peakMismatch)
       return func.emitError("fusec-fuse: the incrementally kept peak differs from a "
                             "whole evaluation of the graph (verify-peak)");
@@ -1186,8 +1202,10 @@ void Fuser::peakRevert(size_t lifeMark, size_t disorderMark) {
 
 int64_t Fuser::peakNow() {
   int64_t peak;
+  ++peakTests;
   if (!disordered.empty()) {
-    peak = peakOf(/*fused=*/true);
+    ++windowedTests;
+    peak = peakWindowed();
   } else {
     __int128 best = std::max<__int128>(0, peakMax[1]);
     peak = static_cast<int64_t>(std::min<__int128>(best, INT64_MAX));
@@ -1199,6 +1217,206 @@ int64_t Fuser::peakNow() {
     peakMismatch = true;
   }
   return peak;
+}
+
+__int128 Fuser::peakRangeMax(size_t node, size_t lo, size_t hi, size_t l, size_t r) const {
+  constexpr __int128 kNone = -(static_cast<__int128>(1) << 126);
+  if (r < lo || hi < l)
+    return kNone;
+  if (l <= lo && hi <= r)
+    return peakMax[node];
+  size_t mid = lo + (hi - lo) / 2;
+  __int128 best = std::max(peakRangeMax(2 * node, lo, mid, l, r),
+                           peakRangeMax(2 * node + 1, mid + 1, hi, l, r));
+  return best == kNone ? kNone : best + peakAdd[node];
+}
+
+void Fuser::readersOf(int at, SmallVectorImpl<int> &out) const {
+  SmallVector<Value, 8> work;
+  if (opGroup[at] >= 0) {
+    const Group &g = groups[find(at)];
+    work.append(g.outputs.begin(), g.outputs.end());
+  } else {
+    work.append(ops[at]->result_begin(), ops[at]->result_end());
+  }
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      auto it = opIndex.find(user);
+      if (it == opIndex.end())
+        continue; // the terminator, or an op in a nested region
+      if (isa<ReshapeOp>(user)) { // a view: its readers read v
+        work.push_back(user->getResult(0));
+        continue;
+      }
+      int p = nodeAt(it->second);
+      if (p != at)
+        out.push_back(p);
+    }
+  }
+}
+
+// Why windows suffice. Call a node (a group at its last op's position, or a
+// lone op) delayed when a node it reads runs after its position, and let
+// E(n) be the latest position among n and everything it waits on
+// (E(n) = max(pos(n), E(p)) over its producers p). The whole evaluation
+// emits, among the ready nodes, the one of the earliest position. For a
+// position t inside no [pos(n), E(n)) of a delayed n, the nodes at or
+// before t are closed under producers and all precede the rest, so that
+// order emits them first, exactly as the positions do: at such a t the live
+// set is the tree's. Only inside the windows (the union of those intervals)
+// does the order differ; there the nodes are few and are ordered as the
+// whole evaluation would order them. Only a disordered group has a reader
+// placed before it, so the delayed nodes are found from those groups.
+int64_t Fuser::peakWindowed() const {
+  llvm::DenseMap<int, int> delayedTo; // position -> E
+  SmallVector<int> work, readers;
+  auto delay = [&](int r, int e) {
+    if (r >= e)
+      return;
+    auto [it, inserted] = delayedTo.try_emplace(r, e);
+    if (!inserted) {
+      if (it->second >= e)
+        return;
+      it->second = e;
+    }
+    work.push_back(r);
+  };
+  for (int g : disordered) {
+    int q = groups[g].maxIndex;
+    readers.clear();
+    readersOf(q, readers);
+    for (int r : readers)
+      delay(r, q);
+  }
+  while (!work.empty()) {
+    int n = work.pop_back_val();
+    int e = delayedTo.lookup(n);
+    readers.clear();
+    readersOf(n, readers);
+    for (int r : readers)
+      delay(r, e);
+  }
+  // The windows: the union of [pos(n), E(n)], sorted.
+  std::vector<std::pair<int, int>> windows;
+  for (auto [n, e] : delayedTo)
+    windows.push_back({n, e});
+  llvm::sort(windows);
+  std::vector<std::pair<int, int>> merged;
+  for (auto w : windows) {
+    if (!merged.empty() && w.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, w.second);
+    else
+      merged.push_back(w);
+  }
+  constexpr __int128 kNone = -(static_cast<__int128>(1) << 126);
+  __int128 best = 0;
+  // The tree, outside the windows (leaf = position + 1).
+  size_t from = 0;
+  for (auto [lo, hi] : merged) {
+    if (static_cast<size_t>(lo + 1) > from)
+      best = std::max(best, peakRangeMax(1, 0, peakLeaves - 1, from, static_cast<size_t>(lo)));
+    from = static_cast<size_t>(hi + 2);
+  }
+  best = std::max(best, peakRangeMax(1, 0, peakLeaves - 1, from, peakLeaves - 1));
+  // Each window, ordered and swept locally.
+  struct Node {
+    int at;
+    SmallVector<Value, 4> defs, uses;
+  };
+  for (auto [lo, hi] : merged) {
+    std::vector<Node> nodes;
+    for (int i = lo; i <= hi; ++i) {
+      Operation *op = ops[i];
+      if ((isa<ConstantOp>(op) && isSplatConstant(op->getResult(0))) || isa<ReshapeOp>(op))
+        continue;
+      Node n{i, {}, {}};
+      auto use = [&](Value u) {
+        if (!isSplatConstant(u))
+          n.uses.push_back(viewRoot(u));
+      };
+      if (opGroup[i] >= 0) {
+        const Group &g = groups[find(i)];
+        if (g.maxIndex != i)
+          continue;
+        n.defs.append(g.outputs.begin(), g.outputs.end());
+        for (Value u : g.inputs)
+          use(u);
+      } else {
+        n.defs.append(op->result_begin(), op->result_end());
+        for (Value u : op->getOperands())
+          use(u);
+      }
+      nodes.push_back(std::move(n));
+    }
+    // Kahn's algorithm, the earliest position first, as peakOf orders them.
+    llvm::DenseMap<Value, int> producer;
+    for (auto [i, n] : llvm::enumerate(nodes))
+      for (Value d : n.defs)
+        producer[d] = static_cast<int>(i);
+    std::vector<SmallVector<int, 4>> succ(nodes.size());
+    std::vector<int> indegree(nodes.size(), 0);
+    for (auto [i, n] : llvm::enumerate(nodes)) {
+      llvm::SmallDenseSet<int, 8> preds;
+      for (Value u : n.uses)
+        if (auto it = producer.find(u); it != producer.end() && it->second != static_cast<int>(i))
+          preds.insert(it->second);
+      for (int p : preds) {
+        succ[p].push_back(static_cast<int>(i));
+        ++indegree[i];
+      }
+    }
+    std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, std::greater<>>
+        ready;
+    for (auto [i, n] : llvm::enumerate(nodes))
+      if (indegree[i] == 0)
+        ready.push({n.at, static_cast<int>(i)});
+    // Each value the window defines or reads: its first and last step in
+    // the window (-1: live on entry; `steps`: live past the window).
+    int steps = static_cast<int>(nodes.size());
+    llvm::MapVector<Value, std::pair<int, int>> span;
+    for (int s = 0; !ready.empty(); ++s) {
+      int i = ready.top().second;
+      ready.pop();
+      for (Value u : nodes[i].uses) {
+        auto [it, inserted] = span.try_emplace(u, -1, s);
+        if (!inserted)
+          it->second.second = std::max(it->second.second, s);
+      }
+      for (Value d : nodes[i].defs) {
+        auto [it, inserted] = span.try_emplace(d, s, s);
+        if (!inserted)
+          it->second.first = s;
+      }
+      for (int t : succ[i])
+        if (--indegree[t] == 0)
+          ready.push({nodes[t].at, t});
+    }
+    // What the tree holds at `lo` besides these values is live through the
+    // whole window.
+    __int128 across = peakRangeMax(1, 0, peakLeaves - 1, static_cast<size_t>(lo + 1),
+                                   static_cast<size_t>(lo + 1));
+    std::vector<__int128> delta(steps + 1, 0);
+    for (auto &[v, sp] : span) {
+      auto it = lives.find(v);
+      if (it == lives.end())
+        continue;
+      __int128 bytes = tensorBytes(v.getType());
+      if (it->second.first <= lo && lo <= it->second.last)
+        across -= bytes;
+      int first = std::max(sp.first, 0);
+      int last = it->second.last > hi ? steps - 1 : std::max(sp.second, sp.first);
+      delta[first] += bytes;
+      delta[last + 1] -= bytes;
+    }
+    __int128 sum = across, top = kNone;
+    for (int s = 0; s < steps; ++s) {
+      sum += delta[s];
+      top = std::max(top, sum);
+    }
+    best = std::max(best, top);
+  }
+  return static_cast<int64_t>(std::min<__int128>(best, INT64_MAX));
 }
 
 LogicalResult Fuser::materialize() {

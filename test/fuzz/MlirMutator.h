@@ -19,7 +19,9 @@
 //    of any op): a binary op or a compare and select of two values of one
 //    type, a matmul (of a value by itself, transposed, or by a constant),
 //    a concat of two values that differ in one dim, a slice, a gather at
-//    constant or integer indices, a broadcast to a new or a size-1 dim, and
+//    constant or integer indices, a broadcast to a new or a size-1 dim, a
+//    convolution (plain, grouped, depthwise or transposed, by a splat
+//    filter) or a max or mean pool of a value as [N, C, spatial...], and
 //    attention of a value (reshaped to rank 4) by itself.
 // Each returns false where the text has nothing it applies to.
 //
@@ -556,7 +558,7 @@ inline bool combineValues(std::string &text, std::mt19937_64 &rng) {
   std::vector<std::string> lines;
   std::string result;
   const size_t rank = ad.size();
-  switch (rng() % 8) {
+  switch (rng() % 9) {
   case 0:   // a binary op of two values of one type
   case 1: { // a compare and a select of them
     std::vector<Definition> same;
@@ -729,6 +731,74 @@ inline bool combineValues(std::string &text, std::mt19937_64 &rng) {
     result = typeOf(out, ae);
     lines.push_back(r + " = fusec.broadcast " + a.name + " dims [" + dims + "] : " + a.type +
                     " -> " + result);
+    break;
+  }
+  case 7: { // a convolution (by a splat filter) or a pool of a as [N, C, spatial...]
+    if (rank < 3 || rank > 5 || !(ae == "f32" || ae == "f16" || ae == "bf16" || ae == "f64"))
+      return false;
+    const size_t spatial = rank - 2;
+    std::vector<long long> out = ad, kernel(spatial), strides(spatial), dilations(spatial),
+                           low(spatial), high(spatial);
+    auto list = [](const std::vector<long long> &v) {
+      std::string t = "array<i64: ";
+      for (size_t i = 0; i < v.size(); ++i)
+        t += (i ? ", " : "") + std::to_string(v[i]);
+      return t + ">";
+    };
+    const bool pool = rng() % 2, transposed = !pool && rng() % 4 == 0;
+    for (size_t i = 0; i < spatial; ++i) {
+      kernel[i] = 1 + static_cast<long long>(rng() % 3);
+      strides[i] = 1 + static_cast<long long>(rng() % 3);
+      dilations[i] = 1 + static_cast<long long>(rng() % 2);
+      low[i] = static_cast<long long>(rng() % static_cast<uint64_t>(kernel[i]));
+      high[i] = static_cast<long long>(rng() % static_cast<uint64_t>(kernel[i]));
+      const long long d = ad[2 + i], reach = dilations[i] * (kernel[i] - 1);
+      if (d > 65536)
+        return false;
+      if (transposed) {
+        const long long extra = static_cast<long long>(
+            rng() % static_cast<uint64_t>(std::max(strides[i], dilations[i])));
+        out[2 + i] = (d - 1) * strides[i] - low[i] - high[i] + reach + 1 + extra;
+      } else {
+        out[2 + i] = (d + low[i] + high[i] - reach - 1) / strides[i] + 1;
+      }
+      if (d < 1 || out[2 + i] < 1)
+        return false;
+    }
+    std::string attrs = (pool ? "kernel = " + list(kernel) + ", " : std::string()) +
+                        "strides = " + list(strides) + ", dilations = " + list(dilations) +
+                        ", pad_low = " + list(low) + ", pad_high = " + list(high);
+    if (pool) {
+      const bool mean = rng() % 2;
+      if (mean && rng() % 2)
+        attrs += ", count_include_pad";
+      result = typeOf(out, ae);
+      lines.push_back(r + " = fusec.pool " + (mean ? "mean " : "max ") + a.name + " {" + attrs +
+                      "} : " + a.type + " -> " + result);
+      break;
+    }
+    // groups: 1, every channel (depthwise), or a divisor between.
+    const long long c = ad[1];
+    std::vector<long long> divisors;
+    for (long long g = 1; g <= c && g <= 64; ++g)
+      if (c % g == 0)
+        divisors.push_back(g);
+    if (divisors.empty())
+      return false;
+    const long long groups = rng() % 3 == 0 ? c : pick(divisors, rng);
+    const long long k = groups * (1 + static_cast<long long>(rng() % 3));
+    if (groups > 1)
+      attrs += ", groups = " + std::to_string(groups) + " : i64";
+    if (transposed)
+      attrs += ", transposed";
+    std::vector<long long> filter = {transposed ? c : k, (transposed ? k : c) / groups};
+    filter.insert(filter.end(), kernel.begin(), kernel.end());
+    out[1] = k;
+    result = typeOf(out, ae);
+    const std::string w = fresh(), wt = typeOf(filter, ae);
+    lines.push_back(w + " = fusec.constant dense<" + (rng() % 2 ? "0.25" : "-1.0") + "> : " + wt);
+    lines.push_back(r + " = fusec.conv " + a.name + ", " + w + " {" + attrs + "} : (" + a.type +
+                    ", " + wt + ") -> " + result);
     break;
   }
   default: { // attention of a by itself, as [B, H, S, D]

@@ -6,7 +6,13 @@ list of N); `concat N` concatenates N arguments of 8x3 (the last 8x5) along
 dim 1 and scales the result (one kernel whose elements pick among N parts);
 `sum N` adds N arguments in a chain (one kernel of N inputs, before the cap
 on a kernel's parameters); `concat-kernel N` is `concat N` already inside
-one fusec.kernel (code generation alone: a kernel of N + 1 parameters)."""
+one fusec.kernel (code generation alone: a kernel of N + 1 parameters);
+`fan-mixed N SEED` is a random fan-out of N readers of one or two inputs
+(multiplies by constants, unary ops, row reductions broadcast back, adds)
+consumed by one to three chains after a random lag: past the 1,024-op
+kernel cap, fusion's memory replay meets kernels with readers placed before
+them, nested and overlapping (the peak's windows)."""
+import random
 import sys
 
 T = "tensor<8x128xf32>"
@@ -38,6 +44,51 @@ if kind == "concat-kernel":
           f"    fusec.yield %c : {R}\n"
           f"  }}\n"
           f"  return %r : {R}\n}}")
+    sys.exit(0)
+if kind == "fan-mixed":
+    rng = random.Random(int(sys.argv[3]))
+    R = "tensor<8xf32>"
+    lines = [f"func.func @fan_mixed(%x: {T}, %z: {T}) -> ({T}, {T}) {{"]
+    chains = ["%x", "%z", "%x"][:rng.choice([1, 1, 2, 3])]
+    hubs = ["%x"] + (["%z"] if rng.random() < 0.5 else [])
+    lag = rng.choice([0, 0, 1, 3, 10])
+    pending, k = [], 0
+
+    def consume(p):
+        global k
+        j = rng.randrange(len(chains))
+        k += 1
+        lines.append(f"  %a{k} = fusec.{rng.choice(['add', 'add', 'mul', 'max'])} "
+                     f"{chains[j]}, {p} : {T}")
+        chains[j] = f"%a{k}"
+        if rng.random() < 0.05:
+            k += 1
+            lines.append(f"  %t{k} = fusec.tanh %a{k - 1} : {T}")
+            chains[j] = f"%t{k}"
+
+    for i in range(n):
+        k += 1
+        v, h, c = f"%y{k}", rng.choice(hubs), rng.random()
+        if c < 0.6:
+            lines.append(f"  %c{k} = fusec.constant dense<{i % 7 + 1}.0> : {T}")
+            lines.append(f"  {v} = fusec.mul {h}, %c{k} : {T}")
+        elif c < 0.8:
+            lines.append(f"  {v} = fusec.{rng.choice(['tanh', 'exp', 'neg'])} {h} : {T}")
+        elif c < 0.9:
+            lines.append(f"  %r{k} = fusec.reduce {rng.choice(['sum', 'max'])} {h} dims [1] : "
+                         f"{T} -> {R}")
+            lines.append(f"  {v} = fusec.broadcast %r{k} dims [0] : {R} -> {T}")
+        else:
+            lines.append(f"  {v} = fusec.add {h}, {rng.choice(hubs)} : {T}")
+        pending.append(v)
+        if rng.random() < 0.01:
+            hubs.append(v)
+        while len(pending) > lag or (pending and rng.random() < 0.2):
+            consume(pending.pop(0))
+    while pending:
+        consume(pending.pop(0))
+    lines.append(f"  return {chains[0]}, {chains[-1]} : {T}, {T}\n}}")
+    print("\n".join(lines))
     sys.exit(0)
 if kind == "sum":
     args = ", ".join(f"%a{i}: {T}" for i in range(n))
