@@ -1022,9 +1022,19 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
             tiles *= s.domain[d];
         auto slot = codegen::elemTypes(t->source.getType());
         int64_t slotBytes = slot && slot->compute.getIntOrFloatBitWidth() == 64 ? 8 : 4;
+        // A thread's lanes on either side: 16 bytes of the argument, halved
+        // until they divide both sides of the plane (booleans: one).
+        // FUSEC_TRANSPOSE_VECTOR caps it, for measurement (1: an element a
+        // thread, as before vectors).
+        int64_t lanes = slot && !slot->isBool() ? std::max<int64_t>(1, 16 / slot->bytes) : 1;
+        if (const char *v = std::getenv("FUSEC_TRANSPOSE_VECTOR"); v && *v)
+          lanes = std::min<int64_t>(lanes, std::max<int64_t>(1, std::atoll(v)));
+        while (lanes > 1 && (s.domain[t->inner] % lanes != 0 || s.domain[rank - 1] % lanes != 0 ||
+                             64 % lanes != 0))
+          lanes /= 2;
         return LaunchAttr::get(ctx, Strategy::transpose_tiled,
-                               std::clamp<int64_t>(tiles, 1, sms * 8), 256, 1, 1, 0, {}, 0, 1,
-                               1, 64 * 65 * slotBytes, regs(16));
+                               std::clamp<int64_t>(tiles, 1, sms * 8), 256, lanes, 1, 0, {}, 0,
+                               1, 1, 64 * 65 * slotBytes, regs(16));
       }
     // Elementwise and movement kernels: one trip, a CTA of 128 threads per
     // 256 chunks (Triton's shape: on the H200, 2.5-6.5% faster than 256

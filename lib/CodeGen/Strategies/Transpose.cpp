@@ -65,7 +65,7 @@ std::optional<TiledTranspose> tiledTransposeOf(KernelOp kernel, ArrayRef<int64_t
 
 namespace {
 
-constexpr int64_t kTile = 64, kThreads = 256, kRowsPerPass = kThreads / kTile;
+constexpr int64_t kTile = 64, kThreads = 256;
 constexpr int64_t kPitch = kTile + 1;
 
 class TransposeEmitter : public ElementwiseEmitter {
@@ -109,13 +109,24 @@ absl::Status TransposeEmitter::build() {
   ElemTypes st = *elemTypes(t.source.getType());
   // Shared memory holds the compute type (booleans as i32).
   Type slotType = st.compute.isInteger(1) ? e.i32 : st.compute;
+  // `vector` lanes a thread on either side (the plan's: up to 16 bytes of
+  // the argument, dividing both sides of the plane, so that a vector is
+  // wholly inside or outside a ragged edge and aligned): a row of the tile
+  // is kTile / vector threads, a pass kThreads / that rows.
+  int64_t lanesV = std::max<int64_t>(1, vector);
+  if (kTile % lanesV != 0 || domain[j] % lanesV != 0 || domain[last] % lanesV != 0 ||
+      slotType != st.compute)
+    lanesV = 1;
+  int64_t perRow = kTile / lanesV, rowsPerPass = kThreads / perRow;
+  int64_t passes = kTile / rowsPerPass;
 
   Operation *yield = body.getTerminator();
   beginFunction();
   Value smem = e.sharedArray(module, "__fusec_tile", slotType, kTile * kPitch);
   Value tid = e.zext64(e.tidX());
-  Value col = e.band(tid, e.i64c(kTile - 1)); // along the side read (or written) contiguously
-  Value row = e.lshr(tid, e.i64c(6));         // 0..3
+  // Along the side read (or written) contiguously, the thread's first lane.
+  Value col = e.mul(e.urem(tid, e.i64c(perRow)), e.i64c(lanesV));
+  Value row = e.udiv(tid, e.i64c(perRow));
   absl::Status status = absl::OkStatus();
 
   e.loop(e.zext64(e.ctaidX()), e.i64c(tiles), e.zext64(e.nctaidX()), {},
@@ -140,51 +151,66 @@ absl::Status TransposeEmitter::build() {
     }
     Value extentJ = e.i64c(domain[j]), extentL = e.i64c(domain[last]);
 
-    // 1. Read: thread (row, col) takes output element (j0 + col, l0 + row +
-    // 4k), i.e. the argument's last dim along col.
+    // 1. Read: thread (row, col) takes output elements (j0 + col + v,
+    // l0 + row + rowsPerPass k), i.e. `lanesV` consecutive elements of the
+    // argument's last dim, one vector load a pass; all passes in flight.
     Value inRowStep = e.i64c(inStride[perm[last]]);
     Value okJ = e.icmp(LLVM::ICmpPredicate::ult, e.add(j0, col), extentJ);
-    SmallVector<Value> loaded;
+    SmallVector<SmallVector<Value>> loaded;
     SmallVector<Value> slots;
-    for (int64_t k = 0; k < kTile / kRowsPerPass; ++k) {
-      Value r = e.add(row, e.i64c(k * kRowsPerPass));
+    for (int64_t k = 0; k < passes; ++k) {
+      Value r = e.add(row, e.i64c(k * rowsPerPass));
       Value ok = e.band(okJ, e.icmp(LLVM::ICmpPredicate::ult, e.add(l0, r), extentL));
-      Value at = e.add(inBase, e.add(col, e.mul(r, inRowStep)));
-      Value v = load(t.source, e.select(ok, at, e.i64c(0)));
-      loaded.push_back(slotType == st.compute ? v : e.zext(e.i32, v));
+      Value at = e.select(ok, e.add(inBase, e.add(col, e.mul(r, inRowStep))), e.i64c(0));
+      if (lanesV == 1) {
+        Value v = load(t.source, at);
+        loaded.push_back({slotType == st.compute ? v : e.zext(e.i32, v)});
+      } else {
+        loaded.push_back(unpack(loadRaw(t.source, at, lanesV), false));
+      }
       // Shared tile [l - l0][j - j0].
       slots.push_back(e.add(e.mul(r, e.i64c(kPitch)), col));
     }
-    for (auto [v, s] : llvm::zip(loaded, slots))
-      e.store(v, e.gep(smem, slotType, s));
+    for (auto [vs, s] : llvm::zip(loaded, slots))
+      for (auto [v, value] : llvm::enumerate(vs))
+        e.store(value, e.gep(smem, slotType, e.add(s, e.i64c(static_cast<int64_t>(v)))));
     e.barrier();
 
-    // 2. Compute and write: thread (row, col) takes output element (j0 + row
-    // + 4k, l0 + col), along the output's last dim.
+    // 2. Compute and write: thread (row, col) takes output elements
+    // (j0 + row + rowsPerPass k, l0 + col + v), along the output's last
+    // dim, and stores each output's lanes as one vector.
     Value okL = e.icmp(LLVM::ICmpPredicate::ult, e.add(l0, col), extentL);
     Value outRowStep = e.i64c(outStride[j]);
-    for (int64_t k = 0; k < kTile / kRowsPerPass && status.ok(); ++k) {
-      Value r = e.add(row, e.i64c(k * kRowsPerPass));
+    for (int64_t k = 0; k < passes && status.ok(); ++k) {
+      Value r = e.add(row, e.i64c(k * rowsPerPass));
       Value ok = e.band(okL, e.icmp(LLVM::ICmpPredicate::ult, e.add(j0, r), extentJ));
       Value at = e.select(ok, e.add(outBase, e.add(col, e.mul(r, outRowStep))), e.i64c(0));
-      Value slot = e.load(slotType, e.gep(smem, slotType, e.add(e.mul(col, e.i64c(kPitch)), r)));
-      tileValue = slotType == st.compute ? slot : e.trunc(st.compute, slot);
-      clearMemo();
-      SmallVector<std::pair<unsigned, Value>> stores;
-      for (auto [i, out] : llvm::enumerate(yield->getOperands())) {
-        auto v = eval(out, at, 0);
-        if (!v.ok()) {
-          status = v.status();
-          break;
+      std::vector<SmallVector<Value>> outLanes(yield->getNumOperands());
+      for (int64_t v = 0; v < lanesV && status.ok(); ++v) {
+        Value slot = e.load(slotType, e.gep(smem, slotType,
+                                            e.add(e.mul(e.add(col, e.i64c(v)), e.i64c(kPitch)), r)));
+        tileValue = slotType == st.compute ? slot : e.trunc(st.compute, slot);
+        clearMemo();
+        Value index = v == 0 ? at : e.add(at, e.i64c(v));
+        for (auto [i, out] : llvm::enumerate(yield->getOperands())) {
+          auto value = eval(out, index, 0);
+          if (!value.ok()) {
+            status = value.status();
+            break;
+          }
+          outLanes[i].push_back(*value);
         }
-        stores.push_back({static_cast<unsigned>(i), *v});
+        tileValue = Value();
       }
-      tileValue = Value();
       if (!status.ok())
         break;
       e.ifThen(ok, [&] {
-        for (auto &[i, v] : stores)
-          storeResult(i, v, at);
+        for (auto [i, lanes] : llvm::enumerate(outLanes)) {
+          if (lanesV == 1)
+            storeResult(static_cast<unsigned>(i), lanes[0], at);
+          else
+            storeVector(static_cast<unsigned>(i), lanes, at);
+        }
       });
     }
     // The next tile's reads overwrite shared memory.
