@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Stop 53's calls (#15).
-#   PART=t bash bench/stop53-gpu.sh   transpose_tiled with vectors: every
-#     tiled transpose of test/lit against the interpreter, transposes of
-#     every element type at odd and even shapes, memcheck on two; then
-#     fusec alone, vectors against FUSEC_TRANSPOSE_VECTOR=1 (an element a
-#     thread, as before), twice; then the suite's matrix_transpose row.
+#   PART=t bash bench/stop53-gpu.sh   transpose_tiled with vectors and
+#     narrow tiles: every tiled transpose of test/lit against the
+#     interpreter, transposes of every element type at odd, even and
+#     narrow shapes, memcheck on two; then fusec alone, the plan against
+#     FUSEC_TRANSPOSE_VECTOR=1 (an element a thread) and
+#     FUSEC_TRANSPOSE_SQUARE=1 (64 x 64 tiles), twice; then the suite's
+#     matrix_transpose row. (run2 ran it before the narrow tiles, without
+#     the SQUARE variant and the narrow shapes.) QUICK=1: the timings once,
+#     no suite row.
 # The whole memory-bound suite at HEAD, in two halves (each within the
 # device tool's 600 s a command; the copy ceiling is measured again by
 # each):
@@ -32,12 +36,14 @@ d = sys.argv[1]
 def tt(shape, dt): return "tensor<" + "x".join(map(str, shape)) + "x" + dt + ">"
 n = 0
 for dt in ["f32", "bf16", "f16", "f8E4M3FN", "f8E5M2", "i32", "i64", "i1"]:
-    for r, c in [(136, 200), (64, 64), (1000, 24), (24, 1000), (130, 100), (17, 33), (4096, 2056)]:
+    for r, c in [(136, 200), (64, 64), (1000, 24), (24, 1000), (130, 100), (17, 33), (4096, 2056),
+                 (16, 4096), (12, 520), (32, 1000)]:
         X, O = tt([r, c], dt), tt([c, r], dt)
         open(f"{d}/t{n}_{dt}_{r}x{c}.mlir", "w").write(
             f"func.func @t(%x: {X}) -> {O} {{\n  %y = fusec.transpose %x perm [1, 0] : {X} -> {O}\n  return %y : {O}\n}}\n")
         n += 1
-for shape, perm in [([2, 96, 4, 64], [0, 3, 2, 1]), ([3, 40, 5, 48], [0, 2, 3, 1]), ([2, 8, 256, 64], [0, 1, 3, 2])]:
+for shape, perm in [([2, 96, 4, 64], [0, 3, 2, 1]), ([3, 40, 5, 48], [0, 2, 3, 1]), ([2, 8, 256, 64], [0, 1, 3, 2]),
+                    ([2, 96, 16, 256], [0, 3, 1, 2]), ([3, 50, 8, 136], [0, 3, 1, 2]), ([2, 70, 32, 64], [0, 3, 1, 2])]:
     out = [shape[p] for p in perm]
     X, O, F = tt(shape, "bf16"), tt(out, "bf16"), tt(out, "f32")
     open(f"{d}/h{n}_{'x'.join(map(str, shape))}.mlir", "w").write(
@@ -61,22 +67,26 @@ d = sys.argv[1]
 def tt(shape, dt): return "tensor<" + "x".join(map(str, shape)) + "x" + dt + ">"
 for name, shape, perm, dt in [("mt_bf16", [16384, 8192], [1, 0], "bf16"), ("mt_f32", [8192, 8192], [1, 0], "f32"),
                               ("mt_f8", [16384, 16384], [1, 0], "f8E4M3FN"),
-                              ("bshd_bdsh", [8, 2048, 16, 128], [0, 3, 1, 2], "bf16")]:
+                              ("bshd_bdsh", [8, 2048, 16, 128], [0, 3, 1, 2], "bf16"),
+                              ("bshd_bdsh32", [8, 2048, 32, 128], [0, 3, 1, 2], "bf16"),
+                              ("bshd_bdsh8_f32", [8, 2048, 8, 128], [0, 3, 1, 2], "f32")]:
     out = [shape[p] for p in perm]
     X, O = tt(shape, dt), tt(out, dt)
     open(f"{d}/big_{name}.mlir", "w").write(
         f"func.func @t(%x: {X}) -> {O} {{\n  %y = fusec.transpose %x perm [{', '.join(map(str, perm))}] : {X} -> {O}\n  return %y : {O}\n}}\n")
 PY
   for f in "$M"/big_*.mlir; do
-    for v in X=default FUSEC_TRANSPOSE_VECTOR=1 X=default FUSEC_TRANSPOSE_VECTOR=1; do
+    variants="X=default FUSEC_TRANSPOSE_VECTOR=1 FUSEC_TRANSPOSE_SQUARE=1"
+    [ "${QUICK:-0}" = 1 ] || variants="$variants $variants"
+    for v in $variants; do
       r=$(env $v "$D/bin/fusec-run" "$f" --json --no-check --runs=20 --warmup=3 2>&1 | grep '^{' | tail -1)
       python3 -c "import json,sys; j=json.loads(sys.argv[1]); print(f\"{sys.argv[2]} [{sys.argv[3]}]: {j['end_to_end_ms']*1e3:.1f} us; \" + ', '.join(f\"{k['strategy']} {k['median_ms']*1e3:.1f} us {k['gb_per_s']:.0f} GB/s\" for k in j['kernels']))" "$r" "$(basename $f .mlir)" "$v" 2>&1 | tail -1 | tee -a "$S"
     done
   done
-  SUITE_ONLY=matrix_transpose timeout 200 python3 bench/memory_bound_suite.py > "$OUT/suite.log" 2>&1
+  [ "${QUICK:-0}" = 1 ] || SUITE_ONLY=matrix_transpose timeout 200 python3 bench/memory_bound_suite.py > "$OUT/suite.log" 2>&1
   echo "suite rc=$? ($(el))" | tee -a "$S"
   (cd "$OUT" && tar -czf logs.tar.gz logs && rm -rf logs)
-  echo "== summary ($(el))"; cat "$S"; sed -n '/^copy ceiling/,$p' "$OUT/suite.log"
+  echo "== summary ($(el))"; cat "$S"; [ -f "$OUT/suite.log" ] && sed -n '/^copy ceiling/,$p' "$OUT/suite.log"
   exit 0
 fi
 case ${PART:-1} in

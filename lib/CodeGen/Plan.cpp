@@ -1010,31 +1010,38 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     Strategy strategy = matmul       ? Strategy::matmul_simt
                         : s.movement ? Strategy::movement
                                      : Strategy::elementwise;
-    // A transpose that moves the last dim: 64 x 64 tiles through shared
-    // memory, 8 CTAs of 256 threads an SM, a grid-stride loop over the
-    // tiles (Transpose.cpp).
+    // A transpose that moves the last dim: tiles through shared memory (64
+    // x 64, or 16 or 32 wide to fit a narrow last dim), 8 CTAs of 256
+    // threads an SM, a grid-stride loop over the tiles (Transpose.cpp).
     if (s.movement && !matmul)
       if (auto t = codegen::tiledTransposeOf(kernel, s.domain)) {
         int64_t rank = static_cast<int64_t>(s.domain.size());
-        int64_t tiles = ceilDiv(s.domain[t->inner], 64) * ceilDiv(s.domain[rank - 1], 64);
+        int64_t tiles =
+            ceilDiv(s.domain[t->inner], t->tileJ) * ceilDiv(s.domain[rank - 1], t->tileL);
         for (int64_t d = 0; d < rank; ++d)
           if (d != t->inner && d != rank - 1)
             tiles *= s.domain[d];
         auto slot = codegen::elemTypes(t->source.getType());
         int64_t slotBytes = slot && slot->compute.getIntOrFloatBitWidth() == 64 ? 8 : 4;
-        // A thread's lanes on either side: 16 bytes of the argument, halved
-        // until they divide both sides of the plane (booleans: one).
-        // FUSEC_TRANSPOSE_VECTOR caps it, for measurement (1: an element a
-        // thread, as before vectors).
-        int64_t lanes = slot && !slot->isBool() ? std::max<int64_t>(1, 16 / slot->bytes) : 1;
+        // A thread's lanes on either side: 16 bytes of 1- and 4-byte
+        // elements, halved until they divide both sides of the plane and
+        // fit the tile's passes. A vector's lanes meet a second bank in
+        // shared memory (a warp spans two rows of 32 slots), which only
+        // pays where it saves many global accesses: on an H100
+        // (bench/results/2026-12-06-h100-stop53, run2) 16 fp8 lanes were
+        // 1.20x an element a thread, 4 f32 lanes 1.03x, but 8 bf16 lanes
+        // 0.96x (a head transpose 0.90x): 2- and 8-byte elements and
+        // booleans keep one. FUSEC_TRANSPOSE_VECTOR caps it, for
+        // measurement (1: an element a thread).
+        int64_t lanes = slot && !slot->isBool() && slot->bytes != 2 && slot->bytes != 8
+                            ? std::max<int64_t>(1, 16 / slot->bytes)
+                            : 1;
         if (const char *v = std::getenv("FUSEC_TRANSPOSE_VECTOR"); v && *v)
           lanes = std::min<int64_t>(lanes, std::max<int64_t>(1, std::atoll(v)));
-        while (lanes > 1 && (s.domain[t->inner] % lanes != 0 || s.domain[rank - 1] % lanes != 0 ||
-                             64 % lanes != 0))
-          lanes /= 2;
+        lanes = t->lanes(s.domain, lanes);
         return LaunchAttr::get(ctx, Strategy::transpose_tiled,
                                std::clamp<int64_t>(tiles, 1, sms * 8), 256, lanes, 1, 0, {}, 0,
-                               1, 1, 64 * 65 * slotBytes, regs(16));
+                               1, 1, t->tileL * t->pitch() * slotBytes, regs(16));
       }
     // Elementwise and movement kernels: one trip, a CTA of 128 threads per
     // 256 chunks (Triton's shape: on the H200, 2.5-6.5% faster than 256

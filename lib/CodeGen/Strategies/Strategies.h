@@ -33,6 +33,18 @@ struct TiledTranspose {
   TransposeOp op;
   mlir::BlockArgument source;
   int64_t inner = 0;
+  /// The tile: tileJ along the output's dim `inner` (the argument's last
+  /// dim), tileL along the output's last dim. 64 x 64, or where the
+  /// output's last dim is 16 or 32 or less, that many wide and up to
+  /// 4096 / that long (a head transpose to [B, D, S, H] with 16 heads).
+  int64_t tileJ = 64, tileL = 64;
+  /// Shared memory's row pitch (slots; a row per position along L):
+  /// padded so that neither phase has bank conflicts at one lane a thread.
+  int64_t pitch() const { return tileJ + (tileL < 32 ? 32 / tileL : 1); }
+  /// The lanes a thread takes on either side, at most `wanted` (a power
+  /// of two): halved until they divide both sides of the plane and both
+  /// phases' passes fit the tile.
+  int64_t lanes(llvm::ArrayRef<int64_t> domain, int64_t wanted) const;
 };
 /// The kernel's tiled transpose over `domain`, if the strategy takes it:
 /// one transpose of an argument read by nothing else, moving its last dim,

@@ -4,17 +4,24 @@
 // dim (a matrix transpose, [B, H, S, D] -> [B, D, S, H]) reads it in one
 // order and writes in another: element by element, one of the two walks
 // strides through memory and each 32-byte sector serves one element. Here
-// a CTA of 256 threads takes a 64 x 64 tile of the output's plane (dim j,
-// where the argument's last dim lands, and the output's last dim), for one
-// position of the other dims:
+// a CTA of 256 threads takes a tile of the output's plane (dim j, where the
+// argument's last dim lands, and the output's last dim) for one position of
+// the other dims: 64 x 64, or 16 or 32 wide along a last dim that narrow
+// and up to 4096 / that long along j (a head transpose to [B, D, S, H] with
+// 16 heads would otherwise leave three quarters of its threads past the
+// edge). A thread takes `vector` consecutive elements on either side (the
+// plan's; 1 for booleans or sides it does not divide):
 //  1. it reads the tile from the argument along the argument's last dim
-//     (each warp 32 consecutive elements; 16 loads a thread, all in flight)
-//     into shared memory, in the compute type, rows padded to 65 so that
-//     neither phase has bank conflicts (8-byte integers: two-way);
+//     (one vector load a thread a pass, all passes in flight) into shared
+//     memory, in the compute type, rows padded (by 1, or by 2 at 16 wide,
+//     where a warp writes two rows) so that at one element a thread
+//     neither phase has bank conflicts (8-byte integers two-way; vectors
+//     two-way);
 //  2. after a barrier, it computes every output element of the tile along
 //     the output's last dim: the transposed argument's element comes from
 //     shared memory, every other operand is read at the output's index (so
-//     a full-shape operand streams too), and the outputs are stored there.
+//     a full-shape operand streams too), and each output's lanes are
+//     stored as one vector.
 // A grid-stride loop over the tiles, a barrier before shared memory is
 // reused. Threads past a ragged edge read a valid element (index 0) and
 // store nothing. lit: test/lit/CodeGen/transpose-tiled.mlir.
@@ -22,6 +29,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Strategies.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -60,13 +69,31 @@ std::optional<TiledTranspose> tiledTransposeOf(KernelOp kernel, ArrayRef<int64_t
   for (Value r : body.getTerminator()->getOperands())
     if (cast<RankedTensorType>(r.getType()).getShape() != domain)
       return std::nullopt;
-  return TiledTranspose{only, source, j};
+  TiledTranspose t{only, source, j};
+  // FUSEC_TRANSPOSE_SQUARE=1 keeps 64 x 64 tiles, for measurement.
+  if (const char *v = std::getenv("FUSEC_TRANSPOSE_SQUARE"); v && *v == '1')
+    return t;
+  t.tileL = domain[rank - 1] <= 16 ? 16 : domain[rank - 1] <= 32 ? 32 : 64;
+  t.tileJ = 64;
+  while (t.tileJ * t.tileL < 4096 && t.tileJ < domain[j])
+    t.tileJ *= 2;
+  return t;
+}
+
+int64_t TiledTranspose::lanes(ArrayRef<int64_t> domain, int64_t wanted) const {
+  constexpr int64_t threads = 256;
+  int64_t last = static_cast<int64_t>(domain.size()) - 1, v = std::max<int64_t>(1, wanted);
+  // Read: tileJ / v threads a row of L, threads / that rows a pass, at most
+  // tileL; write: tileL / v threads a row of J, at most tileJ rows a pass.
+  while (v > 1 && (domain[inner] % v != 0 || domain[last] % v != 0 || tileL % v != 0 ||
+                   threads * v / tileJ > tileL || threads * v / tileL > tileJ))
+    v /= 2;
+  return v;
 }
 
 namespace {
 
-constexpr int64_t kTile = 64, kThreads = 256;
-constexpr int64_t kPitch = kTile + 1;
+constexpr int64_t kThreads = 256;
 
 class TransposeEmitter : public ElementwiseEmitter {
 public:
@@ -104,29 +131,33 @@ absl::Status TransposeEmitter::build() {
   int64_t batches = 1;
   for (int64_t d : batchShape)
     batches *= d;
-  int64_t tilesJ = (domain[j] + kTile - 1) / kTile, tilesL = (domain[last] + kTile - 1) / kTile;
+  const int64_t tileJ = t.tileJ, tileL = t.tileL, pitch = t.pitch();
+  int64_t tilesJ = (domain[j] + tileJ - 1) / tileJ, tilesL = (domain[last] + tileL - 1) / tileL;
   int64_t tiles = batches * tilesJ * tilesL;
   ElemTypes st = *elemTypes(t.source.getType());
   // Shared memory holds the compute type (booleans as i32).
   Type slotType = st.compute.isInteger(1) ? e.i32 : st.compute;
-  // `vector` lanes a thread on either side (the plan's: up to 16 bytes of
-  // the argument, dividing both sides of the plane, so that a vector is
-  // wholly inside or outside a ragged edge and aligned): a row of the tile
-  // is kTile / vector threads, a pass kThreads / that rows.
-  int64_t lanesV = std::max<int64_t>(1, vector);
-  if (kTile % lanesV != 0 || domain[j] % lanesV != 0 || domain[last] % lanesV != 0 ||
-      slotType != st.compute)
-    lanesV = 1;
-  int64_t perRow = kTile / lanesV, rowsPerPass = kThreads / perRow;
-  int64_t passes = kTile / rowsPerPass;
+  // `vector` lanes a thread on either side (the plan's, dividing both sides
+  // of the plane, so that a vector is wholly inside or outside a ragged
+  // edge and aligned). Reading, a row of the tile (along J) is tileJ /
+  // lanes threads, a pass `kThreads / that` rows of L; writing, a row of
+  // the output (along L) is tileL / lanes threads.
+  int64_t lanesV = slotType != st.compute ? 1 : t.lanes(domain, vector);
+  int64_t readPerRow = tileJ / lanesV, readRows = kThreads / readPerRow;
+  int64_t readPasses = tileL / readRows;
+  int64_t writePerRow = tileL / lanesV, writeRows = kThreads / writePerRow;
+  int64_t writePasses = tileJ / writeRows;
 
   Operation *yield = body.getTerminator();
   beginFunction();
-  Value smem = e.sharedArray(module, "__fusec_tile", slotType, kTile * kPitch);
+  Value smem = e.sharedArray(module, "__fusec_tile", slotType, tileL * pitch);
   Value tid = e.zext64(e.tidX());
-  // Along the side read (or written) contiguously, the thread's first lane.
-  Value col = e.mul(e.urem(tid, e.i64c(perRow)), e.i64c(lanesV));
-  Value row = e.udiv(tid, e.i64c(perRow));
+  // Along the side read (written) contiguously, the thread's first lane,
+  // and its row.
+  Value readCol = e.mul(e.urem(tid, e.i64c(readPerRow)), e.i64c(lanesV));
+  Value readRow = e.udiv(tid, e.i64c(readPerRow));
+  Value writeCol = e.mul(e.urem(tid, e.i64c(writePerRow)), e.i64c(lanesV));
+  Value writeRow = e.udiv(tid, e.i64c(writePerRow));
   absl::Status status = absl::OkStatus();
 
   e.loop(e.zext64(e.ctaidX()), e.i64c(tiles), e.zext64(e.nctaidX()), {},
@@ -136,7 +167,7 @@ absl::Status TransposeEmitter::build() {
     Value rest = e.udiv(tile, e.i64c(tilesL));
     Value tj = e.urem(rest, e.i64c(tilesJ));
     Value batch = e.udiv(rest, e.i64c(tilesJ));
-    Value j0 = e.mul(tj, e.i64c(kTile)), l0 = e.mul(tl, e.i64c(kTile));
+    Value j0 = e.mul(tj, e.i64c(tileJ)), l0 = e.mul(tl, e.i64c(tileL));
     // The tile origin's flat index in the output and in the argument (output
     // dim d is the argument's dim perm[d]).
     Value outBase = e.add(e.mul(j0, e.i64c(outStride[j])), l0);
@@ -152,14 +183,15 @@ absl::Status TransposeEmitter::build() {
     Value extentJ = e.i64c(domain[j]), extentL = e.i64c(domain[last]);
 
     // 1. Read: thread (row, col) takes output elements (j0 + col + v,
-    // l0 + row + rowsPerPass k), i.e. `lanesV` consecutive elements of the
+    // l0 + row + readRows k), i.e. `lanesV` consecutive elements of the
     // argument's last dim, one vector load a pass; all passes in flight.
     Value inRowStep = e.i64c(inStride[perm[last]]);
+    Value col = readCol, row = readRow;
     Value okJ = e.icmp(LLVM::ICmpPredicate::ult, e.add(j0, col), extentJ);
     SmallVector<SmallVector<Value>> loaded;
     SmallVector<Value> slots;
-    for (int64_t k = 0; k < passes; ++k) {
-      Value r = e.add(row, e.i64c(k * rowsPerPass));
+    for (int64_t k = 0; k < readPasses; ++k) {
+      Value r = e.add(row, e.i64c(k * readRows));
       Value ok = e.band(okJ, e.icmp(LLVM::ICmpPredicate::ult, e.add(l0, r), extentL));
       Value at = e.select(ok, e.add(inBase, e.add(col, e.mul(r, inRowStep))), e.i64c(0));
       if (lanesV == 1) {
@@ -169,7 +201,7 @@ absl::Status TransposeEmitter::build() {
         loaded.push_back(unpack(loadRaw(t.source, at, lanesV), false));
       }
       // Shared tile [l - l0][j - j0].
-      slots.push_back(e.add(e.mul(r, e.i64c(kPitch)), col));
+      slots.push_back(e.add(e.mul(r, e.i64c(pitch)), col));
     }
     for (auto [vs, s] : llvm::zip(loaded, slots))
       for (auto [v, value] : llvm::enumerate(vs))
@@ -177,18 +209,20 @@ absl::Status TransposeEmitter::build() {
     e.barrier();
 
     // 2. Compute and write: thread (row, col) takes output elements
-    // (j0 + row + rowsPerPass k, l0 + col + v), along the output's last
+    // (j0 + row + writeRows k, l0 + col + v), along the output's last
     // dim, and stores each output's lanes as one vector.
+    col = writeCol;
+    row = writeRow;
     Value okL = e.icmp(LLVM::ICmpPredicate::ult, e.add(l0, col), extentL);
     Value outRowStep = e.i64c(outStride[j]);
-    for (int64_t k = 0; k < passes && status.ok(); ++k) {
-      Value r = e.add(row, e.i64c(k * rowsPerPass));
+    for (int64_t k = 0; k < writePasses && status.ok(); ++k) {
+      Value r = e.add(row, e.i64c(k * writeRows));
       Value ok = e.band(okL, e.icmp(LLVM::ICmpPredicate::ult, e.add(j0, r), extentJ));
       Value at = e.select(ok, e.add(outBase, e.add(col, e.mul(r, outRowStep))), e.i64c(0));
       std::vector<SmallVector<Value>> outLanes(yield->getNumOperands());
       for (int64_t v = 0; v < lanesV && status.ok(); ++v) {
         Value slot = e.load(slotType, e.gep(smem, slotType,
-                                            e.add(e.mul(e.add(col, e.i64c(v)), e.i64c(kPitch)), r)));
+                                            e.add(e.mul(e.add(col, e.i64c(v)), e.i64c(pitch)), r)));
         tileValue = slotType == st.compute ? slot : e.trunc(st.compute, slot);
         clearMemo();
         Value index = v == 0 ? at : e.add(at, e.i64c(v));

@@ -1,9 +1,9 @@
 // transpose_tiled: a transpose that moves the last dim goes through 64 x 64
 // tiles of shared memory (rows padded to 65), read along the argument's last
 // dim and written along the output's, a thread `vector` consecutive elements
-// on either side (up to 16 bytes of the argument, halved until it divides
-// both sides; booleans one); a transpose that keeps the last dim, or a tiny
-// side, stays on the plain movement walk.
+// on either side (16 bytes of 1- and 4-byte elements, halved until it
+// divides both sides; 2- and 8-byte elements and booleans one); a transpose
+// that keeps the last dim, or a tiny side, stays on the plain movement walk.
 // RUN: fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=PLAN
 // RUN: fusec-opt %s --fusec-pipeline --fusec-codegen=emit=llvm | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t
@@ -11,10 +11,15 @@
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/matrix.k0_transpose.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/scaled_cast.k1_cast_mul.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/bools.k0_transpose.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/matrix_bf16.k0_transpose.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// RUN: FileCheck %s --check-prefix=WIDE < %t/matrix_bf16.k0_transpose.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/matrix_wide.k0_transpose.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/matrix_fp8.k0_transpose.ptx -o %t/e.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/narrow_heads.k0_transpose.ptx -o %t/f.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: FileCheck %s --check-prefix=WIDE < %t/matrix_wide.k0_transpose.ptx
+// RUN: env FUSEC_TRANSPOSE_SQUARE=1 fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=SQUARE
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=narrow_heads %s | FileCheck %s --check-prefix=SAME
 // RUN: env FUSEC_TRANSPOSE_VECTOR=1 fusec-opt %s --fusec-pipeline | FileCheck %s --check-prefix=ONE
-// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=matrix_bf16 %s | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=matrix_wide %s | FileCheck %s --check-prefix=SAME
+// RUN: fusec-run --verify-pipeline=fusec-pipeline --function=matrix_fp8 %s | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=matrix %s | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=scaled_cast %s | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run --verify-pipeline=fusec-pipeline --function=batched %s | FileCheck %s --check-prefix=SAME
@@ -23,10 +28,18 @@
 
 // PLAN-LABEL: func.func @matrix
 // PLAN: strategy = transpose_tiled, grid = 6, block = 256, vector = 2,
+// PLAN-LABEL: func.func @matrix_wide
+// PLAN: strategy = transpose_tiled, grid = 12, block = 256, vector = 4,
+// PLAN-LABEL: func.func @matrix_fp8
+// PLAN: strategy = transpose_tiled, grid = 8, block = 256, vector = 16,
+// PLAN-LABEL: func.func @narrow_heads
+// PLAN: strategy = transpose_tiled, grid = 192, block = 256, smem = 16512,
 // PLAN-LABEL: func.func @matrix_bf16
-// PLAN: strategy = transpose_tiled, grid = 12, block = 256, vector = 8,
+// PLAN: strategy = transpose_tiled, grid = 12, block = 256, smem
+// SQUARE-LABEL: func.func @narrow_heads
+// SQUARE: strategy = transpose_tiled, grid = 768, block = 256, smem = 16640,
 // PLAN-LABEL: func.func @scaled_cast
-// PLAN: fusec.kernel "k1_cast_mul"(%arg1, %arg0){{.*}}strategy = transpose_tiled, grid = 4, block = 256, vector = 2,
+// PLAN: fusec.kernel "k1_cast_mul"(%arg1, %arg0){{.*}}strategy = transpose_tiled, grid = 4, block = 256, smem
 // PLAN-NOT: fusec.kernel
 // PLAN-LABEL: func.func @batched
 // PLAN: strategy = transpose_tiled, grid = 6, block = 256, smem
@@ -54,20 +67,42 @@
 // CHECK: nvvm.barrier0
 // ONE-LABEL: func.func @matrix
 // ONE: strategy = transpose_tiled, grid = 6, block = 256, smem
-// ONE-LABEL: func.func @matrix_bf16
+// ONE-LABEL: func.func @matrix_wide
 // ONE: strategy = transpose_tiled, grid = 12, block = 256, smem
 func.func @matrix(%x: tensor<130x100xf32>) -> tensor<100x130xf32> {
   %0 = fusec.transpose %x perm [1, 0] : tensor<130x100xf32> -> tensor<100x130xf32>
   return %0 : tensor<100x130xf32>
 }
 
-// bf16, [136, 200] -> [200, 136] (4 x 3 tiles, ragged): 8 lanes a thread, one
-// 16-byte load a pass (2 passes) and one 16-byte store a pass.
-// WIDE-COUNT-2: ld.global{{.*}}.v4.u32
+// f32, [136, 200] -> [200, 136] (4 x 3 tiles, ragged): 4 lanes a thread, one
+// 16-byte load a pass (4 passes) and one 16-byte store a pass.
+// WIDE-COUNT-4: ld.global{{.*}}.v4.u32
 // WIDE-NOT: ld.global
 // WIDE: bar.sync
-// WIDE-COUNT-2: st.global.v4.b32
+// WIDE-COUNT-4: st.global.v4.b32
 // WIDE-NOT: st.global
+func.func @matrix_wide(%x: tensor<136x200xf32>) -> tensor<200x136xf32> {
+  %0 = fusec.transpose %x perm [1, 0] : tensor<136x200xf32> -> tensor<200x136xf32>
+  return %0 : tensor<200x136xf32>
+}
+
+// fp8: 16 lanes (one pass of 16 bytes).
+func.func @matrix_fp8(%x: tensor<128x256xf8E4M3FN>) -> tensor<256x128xf8E4M3FN> {
+  %0 = fusec.transpose %x perm [1, 0] : tensor<128x256xf8E4M3FN> -> tensor<256x128xf8E4M3FN>
+  return %0 : tensor<256x128xf8E4M3FN>
+}
+
+// [B, S, H, D] -> [B, D, S, H] with 16 heads: the output's last dim is 16,
+// so the tile is 16 wide and 256 long (one tile a (B, S) position; rows
+// padded by 2, since a warp writes two rows of 16), not 64 x 64 with three
+// quarters of its threads past the edge (FUSEC_TRANSPOSE_SQUARE=1: 4 tiles
+// a position).
+func.func @narrow_heads(%x: tensor<2x96x16x256xbf16>) -> tensor<2x256x96x16xbf16> {
+  %0 = fusec.transpose %x perm [0, 3, 1, 2] : tensor<2x96x16x256xbf16> -> tensor<2x256x96x16xbf16>
+  return %0 : tensor<2x256x96x16xbf16>
+}
+
+// bf16: an element a thread (vectors of 8 measured slower).
 func.func @matrix_bf16(%x: tensor<136x200xbf16>) -> tensor<200x136xbf16> {
   %0 = fusec.transpose %x perm [1, 0] : tensor<136x200xbf16> -> tensor<200x136xbf16>
   return %0 : tensor<200x136xbf16>
