@@ -5,10 +5,11 @@
 #     interpreter, transposes of every element type at odd, even and
 #     narrow shapes, memcheck on two; then fusec alone, the plan against
 #     FUSEC_TRANSPOSE_VECTOR=1 (an element a thread) and
-#     FUSEC_TRANSPOSE_SQUARE=1 (64 x 64 tiles), twice; then the suite's
-#     matrix_transpose row. (run2 ran it before the narrow tiles, without
-#     the SQUARE variant and the narrow shapes.) QUICK=1: the timings once,
-#     no suite row.
+#     FUSEC_TRANSPOSE_NARROW=1 (tiles as narrow as the last dim), twice;
+#     then the suite's matrix_transpose row. (run2 ran it before the
+#     narrow tiles, without that variant and the narrow shapes.) QUICK=1:
+#     the timings once, no suite row. NARROW=1: the checks under
+#     FUSEC_TRANSPOSE_NARROW=1 (what must pass before it is the default).
 # The whole memory-bound suite at HEAD, in two halves (each within the
 # device tool's 600 s a command; the copy ceiling is measured again by
 # each):
@@ -26,6 +27,7 @@ if [ "${PART:-1}" = t ]; then
     if timeout 180 "$D/bin/fusec-run" "$@" --runs=2 --warmup=1 >> "$L/check.log" 2>&1; then
       pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $label" | tee -a "$S"; fi
   }
+  [ "${NARROW:-0}" = 1 ] && export FUSEC_TRANSPOSE_NARROW=1
   for t in test/lit/CodeGen/transpose-tiled.mlir test/lit/Passes/fold-movement-consumer.mlir; do
     for f in $(grep -o 'func.func @[A-Za-z0-9_]*' $t | cut -d@ -f2); do check "$t @$f" $t --function=$f; done
   done
@@ -76,7 +78,7 @@ for name, shape, perm, dt in [("mt_bf16", [16384, 8192], [1, 0], "bf16"), ("mt_f
         f"func.func @t(%x: {X}) -> {O} {{\n  %y = fusec.transpose %x perm [{', '.join(map(str, perm))}] : {X} -> {O}\n  return %y : {O}\n}}\n")
 PY
   for f in "$M"/big_*.mlir; do
-    variants="X=default FUSEC_TRANSPOSE_VECTOR=1 FUSEC_TRANSPOSE_SQUARE=1"
+    variants="X=default FUSEC_TRANSPOSE_VECTOR=1 FUSEC_TRANSPOSE_NARROW=1"
     [ "${QUICK:-0}" = 1 ] || variants="$variants $variants"
     for v in $variants; do
       r=$(env $v "$D/bin/fusec-run" "$f" --json --no-check --runs=20 --warmup=3 2>&1 | grep '^{' | tail -1)

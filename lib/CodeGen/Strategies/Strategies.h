@@ -34,9 +34,10 @@ struct TiledTranspose {
   mlir::BlockArgument source;
   int64_t inner = 0;
   /// The tile: tileJ along the output's dim `inner` (the argument's last
-  /// dim), tileL along the output's last dim. 64 x 64, or where the
-  /// output's last dim is 16 or 32 or less, that many wide and up to
-  /// 4096 / that long (a head transpose to [B, D, S, H] with 16 heads).
+  /// dim), tileL along the output's last dim. 64 x 64, or (under
+  /// FUSEC_TRANSPOSE_NARROW=1) where the output's last dim is 16 or 32 or
+  /// less, that many wide and up to 4096 / that long (a head transpose to
+  /// [B, D, S, H] with 16 heads).
   int64_t tileJ = 64, tileL = 64;
   /// Shared memory's row pitch (slots; a row per position along L):
   /// padded so that neither phase has bank conflicts at one lane a thread.
