@@ -190,6 +190,17 @@ public:
         if (remarks && emit == "llvm")
           emitReplanned(kernel, options.arch, launch.getStrategy(), replanned.getStrategy());
         kernel->setAttr("fusec.launch", replanned);
+        launch = replanned;
+      }
+      // A grid no launch takes (tensors of 2^40 elements and more): the
+      // error now, before any code is generated for it (a fuzzed grouped
+      // convolution's 156 kernels took 8 s, 37 s under the sanitizers, to
+      // fail only when the module verified).
+      if (int64_t grid = launch.getGrid(); grid < 1 || grid > (int64_t(1) << 31) - 1) {
+        kernel.emitError() << "fusec-codegen: the kernel's grid of " << grid
+                           << " CTAs is not in [1, 2^31 - 1], what a launch takes (its "
+                              "tensors are too large to run)";
+        return signalPassFailure();
       }
       if (emit == "llvm") {
         auto module = buildKernelModule(kernel, options);
