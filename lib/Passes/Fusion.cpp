@@ -894,6 +894,49 @@ LogicalResult Fuser::run() {
   return materialize();
 }
 
+/// A node of the memory replay's evaluation: a group (at its last op's
+/// position) or a lone op, with the values it defines and reads.
+struct PeakNode {
+  int at;
+  SmallVector<Value, 4> defs, uses;
+};
+
+/// Kahn's algorithm over `nodes`, the earliest position first: the order
+/// (indices into `nodes`), or fewer than all of them on a cycle.
+std::vector<int> earliestFirst(const std::vector<PeakNode> &nodes) {
+  llvm::DenseMap<Value, int> producer;
+  for (auto [i, n] : llvm::enumerate(nodes))
+    for (Value d : n.defs)
+      producer[d] = static_cast<int>(i);
+  std::vector<SmallVector<int, 4>> succ(nodes.size());
+  std::vector<int> indegree(nodes.size(), 0);
+  for (auto [i, n] : llvm::enumerate(nodes)) {
+    llvm::SmallDenseSet<int, 8> preds;
+    for (Value u : n.uses)
+      if (auto it = producer.find(u); it != producer.end() && it->second != static_cast<int>(i))
+        preds.insert(it->second);
+    for (int p : preds) {
+      succ[p].push_back(static_cast<int>(i));
+      ++indegree[i];
+    }
+  }
+  std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, std::greater<>> ready;
+  for (auto [i, n] : llvm::enumerate(nodes))
+    if (indegree[i] == 0)
+      ready.push({n.at, static_cast<int>(i)});
+  std::vector<int> order;
+  order.reserve(nodes.size());
+  while (!ready.empty()) {
+    int i = ready.top().second;
+    ready.pop();
+    order.push_back(i);
+    for (int t : succ[i])
+      if (--indegree[t] == 0)
+        ready.push({nodes[t].at, t});
+  }
+  return order;
+}
+
 /// Peak live bytes running the groups (fused) or the ops (unfused) in a
 /// topological order that follows the original one. A reshape is a view
 /// (the runtime gives it its input's bytes): its result extends its input's
@@ -902,17 +945,13 @@ int64_t Fuser::peakOf(bool fused) const {
   // Node per group (fused) or per op, placed at the position of its last op
   // and then ordered topologically (a lone op between a group's ops may read
   // one of its outputs; ties keep the positions).
-  struct Node {
-    int at;
-    SmallVector<Value, 4> defs, uses;
-  };
   llvm::DenseMap<Value, Value> view; // reshape result -> the value it views
   auto root = [&](Value v) {
     for (auto it = view.find(v); it != view.end(); it = view.find(v))
       v = it->second;
     return v;
   };
-  std::vector<Node> nodes;
+  std::vector<PeakNode> nodes;
   for (auto [i, op] : llvm::enumerate(ops)) {
     if (isa<ConstantOp>(op) && isSplatConstant(op->getResult(0)))
       continue;
@@ -929,7 +968,7 @@ int64_t Fuser::peakOf(bool fused) const {
       view[r.getResult()] = r.getInput();
       continue;
     }
-    Node n{static_cast<int>(i), {}, {}};
+    PeakNode n{static_cast<int>(i), {}, {}};
     for (Value r : op->getResults())
       n.defs.push_back(r);
     for (Value v : op->getOperands())
@@ -937,44 +976,14 @@ int64_t Fuser::peakOf(bool fused) const {
         n.uses.push_back(v);
     nodes.push_back(std::move(n));
   }
-  for (Node &n : nodes)
+  for (PeakNode &n : nodes)
     for (Value &u : n.uses)
       u = root(u);
-  // Kahn's algorithm over the nodes, the earliest position first.
+  // The earliest position first among the ready nodes.
   {
-    llvm::DenseMap<Value, int> producer;
-    for (auto [i, n] : llvm::enumerate(nodes))
-      for (Value d : n.defs)
-        producer[d] = static_cast<int>(i);
-    std::vector<SmallVector<int, 4>> succ(nodes.size());
-    std::vector<int> indegree(nodes.size(), 0);
-    for (auto [i, n] : llvm::enumerate(nodes)) {
-      llvm::SmallDenseSet<int, 8> preds;
-      for (Value u : n.uses)
-        if (auto it = producer.find(u); it != producer.end() && it->second != static_cast<int>(i))
-          preds.insert(it->second);
-      for (int p : preds) {
-        succ[p].push_back(static_cast<int>(i));
-        ++indegree[i];
-      }
-    }
-    std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, std::greater<>>
-        ready;
-    for (auto [i, n] : llvm::enumerate(nodes))
-      if (indegree[i] == 0)
-        ready.push({n.at, static_cast<int>(i)});
-    std::vector<int> order;
-    order.reserve(nodes.size());
-    while (!ready.empty()) {
-      int i = ready.top().second;
-      ready.pop();
-      order.push_back(i);
-      for (int s : succ[i])
-        if (--indegree[s] == 0)
-          ready.push({nodes[s].at, s});
-    }
+    std::vector<int> order = earliestFirst(nodes);
     if (order.size() == nodes.size()) { // else a cycle: keep the positions
-      std::vector<Node> sorted;
+      std::vector<PeakNode> sorted;
       sorted.reserve(nodes.size());
       for (int i : order)
         sorted.push_back(std::move(nodes[i]));
@@ -1068,26 +1077,9 @@ void Fuser::setDisordered(int g, bool in) {
 }
 
 bool Fuser::readBefore(const Group &g) const {
-  SmallVector<Value, 8> work(g.outputs.begin(), g.outputs.end());
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    for (Operation *user : v.getUsers()) {
-      auto it = opIndex.find(user);
-      if (it == opIndex.end())
-        continue; // the terminator, or an op in a nested region
-      if (isa<ReshapeOp>(user)) { // a view: its readers read v
-        work.push_back(user->getResult(0));
-        continue;
-      }
-      int ug = opGroup[it->second] < 0 ? -1 : find(it->second);
-      if (ug == g.id)
-        continue;
-      int at = ug >= 0 ? groups[ug].maxIndex : it->second;
-      if (at < g.maxIndex)
-        return true;
-    }
-  }
-  return false;
+  SmallVector<int> readers;
+  readersOf(g.maxIndex, readers);
+  return llvm::any_of(readers, [&](int at) { return at < g.maxIndex; });
 }
 
 void Fuser::peakReset() {
@@ -1320,17 +1312,13 @@ int64_t Fuser::peakWindowed() const {
   }
   best = std::max(best, peakRangeMax(1, 0, peakLeaves - 1, from, peakLeaves - 1));
   // Each window, ordered and swept locally.
-  struct Node {
-    int at;
-    SmallVector<Value, 4> defs, uses;
-  };
   for (auto [lo, hi] : merged) {
-    std::vector<Node> nodes;
+    std::vector<PeakNode> nodes;
     for (int i = lo; i <= hi; ++i) {
       Operation *op = ops[i];
       if ((isa<ConstantOp>(op) && isSplatConstant(op->getResult(0))) || isa<ReshapeOp>(op))
         continue;
-      Node n{i, {}, {}};
+      PeakNode n{i, {}, {}};
       auto use = [&](Value u) {
         if (!isSplatConstant(u))
           n.uses.push_back(viewRoot(u));
@@ -1349,35 +1337,14 @@ int64_t Fuser::peakWindowed() const {
       }
       nodes.push_back(std::move(n));
     }
-    // Kahn's algorithm, the earliest position first, as peakOf orders them.
-    llvm::DenseMap<Value, int> producer;
-    for (auto [i, n] : llvm::enumerate(nodes))
-      for (Value d : n.defs)
-        producer[d] = static_cast<int>(i);
-    std::vector<SmallVector<int, 4>> succ(nodes.size());
-    std::vector<int> indegree(nodes.size(), 0);
-    for (auto [i, n] : llvm::enumerate(nodes)) {
-      llvm::SmallDenseSet<int, 8> preds;
-      for (Value u : n.uses)
-        if (auto it = producer.find(u); it != producer.end() && it->second != static_cast<int>(i))
-          preds.insert(it->second);
-      for (int p : preds) {
-        succ[p].push_back(static_cast<int>(i));
-        ++indegree[i];
-      }
-    }
-    std::priority_queue<std::pair<int, int>, std::vector<std::pair<int, int>>, std::greater<>>
-        ready;
-    for (auto [i, n] : llvm::enumerate(nodes))
-      if (indegree[i] == 0)
-        ready.push({n.at, static_cast<int>(i)});
+    // The earliest position first, as peakOf orders them.
+    std::vector<int> order = earliestFirst(nodes);
     // Each value the window defines or reads: its first and last step in
     // the window (-1: live on entry; `steps`: live past the window).
     int steps = static_cast<int>(nodes.size());
     llvm::MapVector<Value, std::pair<int, int>> span;
-    for (int s = 0; !ready.empty(); ++s) {
-      int i = ready.top().second;
-      ready.pop();
+    for (auto [step, i] : llvm::enumerate(order)) {
+      int s = static_cast<int>(step);
       for (Value u : nodes[i].uses) {
         auto [it, inserted] = span.try_emplace(u, -1, s);
         if (!inserted)
@@ -1388,9 +1355,6 @@ int64_t Fuser::peakWindowed() const {
         if (!inserted)
           it->second.first = s;
       }
-      for (int t : succ[i])
-        if (--indegree[t] == 0)
-          ready.push({nodes[t].at, t});
     }
     // What the tree holds at `lo` besides these values is live through the
     // whole window.
