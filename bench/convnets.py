@@ -102,33 +102,67 @@ def bench_layer(name, c, k, h, kernel, stride, work):
     row = {"layer": name, "N": n, "C": c, "K": k, "H": h, "kernel": kernel, "stride": stride,
            "out": o, "gflop": flops / 1e9}
     mlir = os.path.join(work, f"{name}.mlir")
+    X, W, Y = (f"tensor<{n}x{c}x{h}x{h}xf16>", f"tensor<{k}x{c}x{kernel}x{kernel}xf16>",
+               f"tensor<{n}x{k}x{o}x{o}xf16>")
+    conv = (f"fusec.conv %x, %w {{strides = array<i64: {stride}, {stride}>, "
+            f"pad_low = array<i64: {pad}, {pad}>, pad_high = array<i64: {pad}, {pad}>}} : ({X}, {W}) -> {Y}")
     with open(mlir, "w") as f:
-        f.write(f"""func.func @conv(%x: tensor<{n}x{c}x{h}x{h}xf16>, %w: tensor<{k}x{c}x{kernel}x{kernel}xf16>)
-    -> tensor<{n}x{k}x{o}x{o}xf16> {{
-  %y = fusec.conv %x, %w {{strides = array<i64: {stride}, {stride}>, pad_low = array<i64: {pad}, {pad}>,
-                          pad_high = array<i64: {pad}, {pad}>}}
-         : (tensor<{n}x{c}x{h}x{h}xf16>, tensor<{k}x{c}x{kernel}x{kernel}xf16>) -> tensor<{n}x{k}x{o}x{o}xf16>
-  return %y : tensor<{n}x{k}x{o}x{o}xf16>
+        f.write(f"""func.func @conv(%x: {X}, %w: {W}) -> {Y} {{
+  %y = {conv}
+  return %y : {Y}
+}}
+""")
+    # The layer as it runs inside a network: channels-last input and
+    # output (the transposes cancel against the conversion fusec makes), so
+    # fusec's time is its padding kernel (3x3) and matmul, against cuDNN's
+    # channels-last convolution. The filter stays an argument (relaid by a
+    # kernel; in a network a constant filter is relaid at compile time).
+    nhwc = os.path.join(work, f"{name}-nhwc.mlir")
+    XH, YH = f"tensor<{n}x{h}x{h}x{c}xf16>", f"tensor<{n}x{o}x{o}x{k}xf16>"
+    with open(nhwc, "w") as f:
+        f.write(f"""func.func @conv(%xh: {XH}, %w: {W}) -> {YH} {{
+  %x = fusec.transpose %xh perm [0, 3, 1, 2] : {XH} -> {X}
+  %y = {conv}
+  %yh = fusec.transpose %y perm [0, 2, 3, 1] : {Y} -> {YH}
+  return %yh : {YH}
 }}
 """)
     x = torch.randn(n, c, h, h, device="cuda", dtype=torch.float16)
     w = torch.randn(k, c, kernel, kernel, device="cuda", dtype=torch.float16)
     return time_both(row, mlir, flops, x, w,
-                     lambda xf, wf: torch.nn.functional.conv2d(xf, wf, stride=stride, padding=pad))
+                     lambda xf, wf: torch.nn.functional.conv2d(xf, wf, stride=stride, padding=pad),
+                     nhwc=nhwc)
 
 
-def time_both(row, mlir, flops, x, w, torch_fn):
+def fusec_times(mlir, env=None):
+    """fusec's kernels for `mlir`: the total, the matmuls' and each kernel."""
+    r = fusec_run([mlir], env=env)
+    ks = r["kernels"]
+    return (sum(x["median_ms"] for x in ks),
+            sum(x["median_ms"] for x in ks if "matmul" in x.get("name", "")),
+            [{"name": x.get("name"), "strategy": x.get("strategy"), "ms": x["median_ms"]} for x in ks])
+
+
+def time_both(row, mlir, flops, x, w, torch_fn, nhwc=None):
     """fusec's kernels for the graph `mlir` (every one timed; the matmuls
-    apart) and torch_fn(x, w) (cuDNN) channels-last and NCHW, the faster
-    counted, into `row`."""
+    apart), and for `nhwc` (the layer in channels-last form) where given,
+    under the default and each switch of CONV_FUSEC_VARIANTS, and
+    torch_fn(x, w) (cuDNN) channels-last and NCHW, the faster counted,
+    into `row`."""
     try:
-        r = fusec_run([mlir])
-        ks = r["kernels"]
-        total = sum(x["median_ms"] for x in ks)
-        mm = sum(x["median_ms"] for x in ks if "matmul" in x.get("name", ""))
-        row.update(fusec_ms=total, fusec_matmul_ms=mm, fusec_kernels=[
-            {"name": x.get("name"), "strategy": x.get("strategy"), "ms": x["median_ms"]} for x in ks],
-            fusec_tflops=flops / total / 1e9, fusec_matmul_tflops=flops / mm / 1e9 if mm else None)
+        total, mm, kernels = fusec_times(mlir)
+        row.update(fusec_ms=total, fusec_matmul_ms=mm, fusec_kernels=kernels,
+                   fusec_tflops=flops / total / 1e9, fusec_matmul_tflops=flops / mm / 1e9 if mm else None)
+        if nhwc:
+            total, mm, kernels = fusec_times(nhwc)
+            row.update(fusec_nhwc_ms=total, fusec_nhwc_matmul_ms=mm, fusec_nhwc_kernels=kernels)
+        for var in [v for v in os.environ.get("CONV_FUSEC_VARIANTS", "").split(";") if v]:
+            env = {**os.environ, **dict(a.split("=", 1) for a in var.split(",") if a)}
+            total, mm, _ = fusec_times(mlir, env)
+            v = row.setdefault("variants", {})[var] = {"fusec_ms": total, "fusec_matmul_ms": mm}
+            if nhwc:
+                total, mm, _ = fusec_times(nhwc, env)
+                v.update(fusec_nhwc_ms=total, fusec_nhwc_matmul_ms=mm)
     except Exception as e:  # noqa: BLE001
         row["fusec_error"] = str(e)[-1500:]
     best = None
@@ -141,6 +175,8 @@ def time_both(row, mlir, flops, x, w, torch_fn):
     row["cudnn_tflops"] = flops / best / 1e9
     if "fusec_ms" in row:
         row["fusec_vs_cudnn"] = best / row["fusec_ms"]
+    if "fusec_nhwc_ms" in row:
+        row["fusec_nhwc_vs_cudnn_nhwc"] = row["cudnn_ms_nhwc"] / row["fusec_nhwc_ms"]
     return row
 
 
@@ -333,6 +369,13 @@ def main():
                   f" {r['fusec_vs_cudnn']:8.2f}x")
         else:
             print(f"{r['layer']:18s} fusec error: {r.get('fusec_error', '')[-150:]}")
+    print("\nlayer channels last (fusec: padding + matmul; cuDNN NHWC), and each switch of CONV_FUSEC_VARIANTS")
+    for r in result["layers"]:
+        if "fusec_nhwc_ms" in r:
+            extra = "".join(f"  [{k}] {v.get('fusec_nhwc_ms', v['fusec_ms']):.3f}"
+                            for k, v in r.get("variants", {}).items())
+            print(f"{r['layer']:22s} {r['fusec_nhwc_ms']:8.3f} ({r['fusec_nhwc_matmul_ms']:6.3f})"
+                  f" {r['cudnn_ms_nhwc']:9.3f} {r['fusec_nhwc_vs_cudnn_nhwc']:6.2f}x{extra}")
     print("\nmodel       fusec ms  kernels  eager ms  compile ms  compile-ro ms  vs best compile  rel l2")
     for r in result["models"]:
         if "fusec_ms" in r:

@@ -18,13 +18,13 @@
 // CHECK: fusec.kernel "k1_matmul_add"
 // CHECK-NOT: _transpose"
 // CHECK: fusec.kernel "k2_matmul_max"
-// CHECK-SAME: -> tensor<1x222x64xf16>
+// CHECK-SAME: -> tensor<1x182x64xf16>
 // CHECK-NOT: _transpose"
 // CHECK-NOT: "conv_pad"
 // CHECK: fusec.kernel "filter_im2col"
 // CHECK: fusec.transpose %{{.*}} perm [0, 2, 3, 1] : tensor<64x64x3x3xf16>
 // CHECK-NOT: _transpose"
-// CHECK: fusec.kernel "k3_matmul_max"(%{{.*}}) {{.*}}: (tensor<1x222x64xf16>, tensor<64x576xf16>, tensor<64xf16>) -> tensor<2x8x8x64xf16>
+// CHECK: fusec.kernel "k3_matmul_max"(%{{.*}}) {{.*}}: (tensor<1x182x64xf16>, tensor<64x576xf16>, tensor<64xf16>) -> tensor<2x8x8x64xf16>
 // CHECK: fusec.slice
 // CHECK-NOT: _transpose"
 // CHECK: fusec.kernel "k5_matmul_max"
