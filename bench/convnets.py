@@ -20,7 +20,7 @@ layer) and against eager PyTorch and torch.compile (end to end), one run.
 
 Writes $OUT/convnets.json and prints a table.
     python3 bench/convnets.py              # everything
-    CONV_ONLY=layers|transposed|models python3 bench/convnets.py
+    CONV_ONLY=layers|forward|transposed|models python3 bench/convnets.py
     CONV_FUSEC_VARIANTS="FUSEC_EPILOGUE_PREFETCH=0;A=1,B=2" ...  # also each switch, same run
 """
 import json
@@ -158,11 +158,12 @@ def time_both(row, mlir, flops, x, w, torch_fn, nhwc=None):
             row.update(fusec_nhwc_ms=total, fusec_nhwc_matmul_ms=mm, fusec_nhwc_kernels=kernels)
         for var in [v for v in os.environ.get("CONV_FUSEC_VARIANTS", "").split(";") if v]:
             env = {**os.environ, **dict(a.split("=", 1) for a in var.split(",") if a)}
-            total, mm, _ = fusec_times(mlir, env)
-            v = row.setdefault("variants", {})[var] = {"fusec_ms": total, "fusec_matmul_ms": mm}
-            if nhwc:
-                total, mm, _ = fusec_times(nhwc, env)
-                v.update(fusec_nhwc_ms=total, fusec_nhwc_matmul_ms=mm)
+            # The channels-last form where there is one (the layer as a
+            # network runs it), else the graph itself.
+            total, mm, _ = fusec_times(nhwc or mlir, env)
+            row.setdefault("variants", {})[var] = (
+                {"fusec_nhwc_ms": total, "fusec_nhwc_matmul_ms": mm} if nhwc
+                else {"fusec_ms": total, "fusec_matmul_ms": mm})
     except Exception as e:  # noqa: BLE001
         row["fusec_error"] = str(e)[-1500:]
     best = None
@@ -340,9 +341,10 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     work = tempfile.mkdtemp()
     result = {"layers": [], "models": []}
-    if ONLY in ("", "layers", "transposed"):
+    if ONLY in ("", "layers", "forward", "transposed"):
         specs = [] if ONLY == "transposed" else [(bench_layer, spec) for spec in LAYERS]
-        specs += [(bench_transposed, spec) for spec in TRANSPOSED_LAYERS]
+        if ONLY != "forward":
+            specs += [(bench_transposed, spec) for spec in TRANSPOSED_LAYERS]
         for fn, spec in specs:
             row = fn(*spec, work)
             result["layers"].append(row)
@@ -369,13 +371,17 @@ def main():
                   f" {r['fusec_vs_cudnn']:8.2f}x")
         else:
             print(f"{r['layer']:18s} fusec error: {r.get('fusec_error', '')[-150:]}")
-    print("\nlayer channels last (fusec: padding + matmul; cuDNN NHWC), and each switch of CONV_FUSEC_VARIANTS")
+    print("\nlayer channels last (fusec: padding + matmul; cuDNN NHWC; transposed layers NCHW),"
+          " and each switch of CONV_FUSEC_VARIANTS")
     for r in result["layers"]:
         if "fusec_nhwc_ms" in r:
-            extra = "".join(f"  [{k}] {v.get('fusec_nhwc_ms', v['fusec_ms']):.3f}"
-                            for k, v in r.get("variants", {}).items())
+            extra = "".join(f"  [{k}] {v['fusec_nhwc_ms']:.3f}" for k, v in r.get("variants", {}).items())
             print(f"{r['layer']:22s} {r['fusec_nhwc_ms']:8.3f} ({r['fusec_nhwc_matmul_ms']:6.3f})"
                   f" {r['cudnn_ms_nhwc']:9.3f} {r['fusec_nhwc_vs_cudnn_nhwc']:6.2f}x{extra}")
+        elif "fusec_ms" in r and r.get("variants"):
+            extra = "".join(f"  [{k}] {v['fusec_ms']:.3f}" for k, v in r["variants"].items())
+            print(f"{r['layer']:22s} {r['fusec_ms']:8.3f} ({r['fusec_matmul_ms']:6.3f})"
+                  f" {r['cudnn_ms']:9.3f} {r['fusec_vs_cudnn']:6.2f}x{extra}")
     print("\nmodel       fusec ms  kernels  eager ms  compile ms  compile-ro ms  vs best compile  rel l2")
     for r in result["models"]:
         if "fusec_ms" in r:

@@ -6,10 +6,11 @@
 #     2. convolutions against the interpreter on the GPU, with the grid's
 #        shared padding (the default): every function of
 #        test/lit/Passes/conv-shared-pad.mlir and the two convolution
-#        examples; memcheck on one;
-#     3. ResNet-50's layers and the transposed layers against cuDNN
-#        (bench/convnets.py CONV_ONLY=layers), each layer also channels last
-#        and under FUSEC_CONV_SHARED_PAD=0.
+#        examples; memcheck on two;
+#     3. the transposed layers against cuDNN, also under
+#        FUSEC_CONVT_STACKED=0 (a convolution a phase), then ResNet-50's
+#        layers (bench/convnets.py), each also channels last, and that
+#        under FUSEC_CONV_SHARED_PAD=0.
 #   PART=1 / PART=2: the memory-bound suite's halves (bench/stop53-gpu.sh).
 # Needs .device/ from FUSEC_GPU_TOOLS="fusec-run" bash bench/stage-gpu.sh
 set -uo pipefail
@@ -22,7 +23,7 @@ echo "transposes (narrow tiles): rc=$? ($(el))" | tee -a "$S"
 sed -n '/== summary/,$p' "$L/transpose.log" | tee -a "$S"
 pass=0; fail=0
 for v in X=default; do
-  for t in test/lit/Passes/conv-shared-pad.mlir examples/resblock.mlir examples/convnet.mlir; do
+  for t in test/lit/Passes/conv-shared-pad.mlir test/lit/Passes/conv-transposed.mlir examples/resblock.mlir examples/convnet.mlir; do
     for f in $(grep -o 'func.func @[A-Za-z0-9_]*' $t | cut -d@ -f2); do
       if env $v timeout 180 "$D/bin/fusec-run" $t --function=$f --runs=2 --warmup=1 >> "$L/conv-check.log" 2>&1; then
         pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL [$v] $t @$f" | tee -a "$S"; fi
@@ -30,12 +31,17 @@ for v in X=default; do
   done
 done
 echo "convolutions on the GPU against the interpreter: $pass passed, $fail failed ($(el))" | tee -a "$S"
-for f in s2p3; do
+for tf in conv-shared-pad.mlir:s2p3 conv-transposed.mlir:upsample; do
+  t=test/lit/Passes/${tf%%:*}; f=${tf##*:}
   timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 "$D/bin/fusec-run" \
-    test/lit/Passes/conv-shared-pad.mlir --function=$f --runs=1 --warmup=0 > "$L/memcheck-$f.log" 2>&1
+    $t --function=$f --runs=1 --warmup=0 > "$L/memcheck-$f.log" 2>&1
   echo "@$f under memcheck: rc=$? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$L/memcheck-$f.log" | tail -1)" | tee -a "$S"
 done
-CONV_ONLY=layers CONV_FUSEC_VARIANTS="FUSEC_CONV_SHARED_PAD=0" timeout 290 python3 bench/convnets.py > "$OUT/layers.log" 2>&1
+OUT=$OUT/transposed CONV_ONLY=transposed CONV_FUSEC_VARIANTS="FUSEC_CONVT_STACKED=0" timeout 100 \
+  python3 bench/convnets.py > "$OUT/transposed.log" 2>&1
+echo "transposed layers rc=$? ($(el))" | tee -a "$S"
+OUT=$OUT/forward CONV_ONLY=forward CONV_FUSEC_VARIANTS="FUSEC_CONV_SHARED_PAD=0" timeout 200 \
+  python3 bench/convnets.py > "$OUT/layers.log" 2>&1
 echo "layers rc=$? ($(el))" | tee -a "$S"
 (cd "$OUT" && tar -czf logs.tar.gz logs && rm -rf logs)
-echo "== summary ($(el))"; cat "$S"; sed -n '/^layer /,$p' "$OUT/layers.log"
+echo "== summary ($(el))"; cat "$S"; sed -n '/^layer /,$p' "$OUT/transposed.log" "$OUT/layers.log"

@@ -1304,6 +1304,106 @@ struct DecomposeTransposedConv : OpRewritePattern<ConvOp> {
     // The filter's elements, flat, with a zero appended (a gather's index
     // for a tap between taps), when the filter is not a constant.
     Value flatFilter;
+    // A phase filter of type fType, element `at` the filter's element
+    // source(at) (-1: a zero): relaid at compile time when the filter is a
+    // constant, else gathered through a constant table.
+    auto filterOf = [&](RankedTensorType fType,
+                        llvm::function_ref<int64_t(ArrayRef<int64_t>)> source) -> Value {
+      if (Value f = mappedConstant(b, loc, op.getFilter(), fType, source))
+        return f;
+      int64_t total = filter.getNumElements();
+      if (!flatFilter) {
+        Value flat = ReshapeOp::create(b, loc, filter.clone({total}), op.getFilter());
+        Value zero = splatOf(b, loc, filter.clone({1}), 0.0);
+        flatFilter = ConcatOp::create(b, loc, filter.clone({total + 1}),
+                                      ValueRange{flat, zero}, static_cast<uint64_t>(0));
+      }
+      auto idxType = RankedTensorType::get(fType.getShape(), b.getI32Type());
+      SmallVector<int32_t> idx(static_cast<size_t>(idxType.getNumElements()));
+      SmallVector<int64_t> at(rank, 0);
+      for (int64_t e = 0, ne = idxType.getNumElements(); e < ne; ++e) {
+        for (int64_t d = rank - 1, r = e; d >= 0; --d) {
+          at[d] = r % fType.getDimSize(d);
+          r /= fType.getDimSize(d);
+        }
+        int64_t src = source(at);
+        idx[static_cast<size_t>(e)] = static_cast<int32_t>(src < 0 ? total : src);
+      }
+      Value table = ConstantOp::create(b, loc, idxType,
+                                       DenseElementsAttr::get(idxType, ArrayRef<int32_t>(idx)));
+      return GatherOp::create(b, loc, fType, flatFilter, table, static_cast<uint64_t>(0));
+    };
+    // Where every phase has the same taps at the same offsets along every
+    // dim (a kernel that is a multiple of the stride, undilated: a U-Net's
+    // or a GAN's 4x4 and 2x2 stride-2 upsampling), the phases differ only
+    // in their filters: they are one forward convolution of Φ·K output
+    // channels (ordered group, phase, channel), its result interleaved by a
+    // reshape and a transpose (depth to space). One GEMM of Φ·K columns
+    // instead of Φ of K, and no concat of phases. FUSEC_CONVT_STACKED=0
+    // keeps a convolution a phase.
+    bool stacked = true;
+    for (int64_t i = 0; i < n; ++i)
+      for (const auto &taps : tapsOf[i])
+        stacked &= !taps.empty() && taps.size() == tapsOf[i][0].size();
+    if (const char *v = std::getenv("FUSEC_CONVT_STACKED"); v && std::string_view(v) == "0")
+      stacked = false;
+    if (stacked) {
+      int64_t batch = in.getDimSize(0);
+      SmallVector<int64_t> fShape = {phases * k, cg}, low(n), high(n), ones(n, 1),
+                           convShape = {batch, phases * k};
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t j = static_cast<int64_t>(tapsOf[i][0].size());
+        fShape.push_back(j);
+        low[i] = j - 1;
+        high[i] = std::max<int64_t>(0, mStart[i] + mCount[i] - inDims[i]);
+        convShape.push_back(inDims[i] + high[i]);
+      }
+      // Output channel o = (g·Φ + φ)·kg + kk reads w[g·cg + cc, kk, taps...]
+      // of phase φ (its residues row-major, the last dim's fastest).
+      auto source = [&](ArrayRef<int64_t> at) -> int64_t {
+        int64_t kk = at[0] % kg, phase = (at[0] / kg) % phases, g = at[0] / kg / phases;
+        int64_t src = (g * cg + at[1]) * fStrides[0] + kk * fStrides[1];
+        for (int64_t i = n - 1, r = phase; i >= 0; --i) {
+          int64_t t = tapsOf[i][r % w.strides[i]][static_cast<size_t>(at[2 + i])];
+          r /= w.strides[i];
+          if (t < 0)
+            return -1;
+          src += t * fStrides[2 + i];
+        }
+        return src;
+      };
+      Value f = filterOf(filter.clone(fShape), source);
+      auto conv = ConvOp::create(b, loc, outType.clone(convShape), op.getInput(), f,
+                                 b.getDenseI64ArrayAttr(ones), b.getDenseI64ArrayAttr(ones),
+                                 b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
+                                 b.getI64IntegerAttr(groups), nullptr);
+      SmallVector<int64_t> off(rank, 0), str(rank, 1), partShape = {batch, phases * k};
+      for (int64_t i = 0; i < n; ++i)
+        off[2 + i] = mStart[i];
+      partShape.append(mCount.begin(), mCount.end());
+      Value y = SliceOp::create(b, loc, outType.clone(partShape), conv, off, str);
+      // [N, g, s..., kg, M...] -> [N, g, kg, M1, s1, M2, s2, ...] -> [N, K, M1·s1, ...].
+      SmallVector<int64_t> split = {batch, groups}, perm = {0, 1, 2 + n}, moved, full = {batch, k};
+      for (int64_t i = 0; i < n; ++i)
+        split.push_back(w.strides[i]);
+      split.push_back(kg);
+      split.append(mCount.begin(), mCount.end());
+      for (int64_t i = 0; i < n; ++i) {
+        perm.push_back(3 + n + i);
+        perm.push_back(2 + i);
+        full.push_back(mCount[i] * w.strides[i]);
+      }
+      for (int64_t d : perm)
+        moved.push_back(split[d]);
+      y = ReshapeOp::create(b, loc, outType.clone(split), y);
+      y = TransposeOp::create(b, loc, outType.clone(moved), y, perm);
+      y = ReshapeOp::create(b, loc, outType.clone(full), y);
+      SmallVector<int64_t> outOff(rank, 0);
+      for (int64_t i = 0; i < n; ++i)
+        outOff[2 + i] = w.padLow[i] % w.strides[i];
+      b.replaceOpWithNewOp<SliceOp>(op, outType, y, outOff, str);
+      return success();
+    }
     SmallVector<Value> parts;
     for (int64_t phase = 0; phase < phases; ++phase) {
       SmallVector<int64_t> rho(n);
@@ -1341,30 +1441,7 @@ struct DecomposeTransposedConv : OpRewritePattern<ConvOp> {
           }
           return src;
         };
-        Value f = mappedConstant(b, loc, op.getFilter(), fType, source);
-        if (!f) {
-          int64_t total = filter.getNumElements();
-          if (!flatFilter) {
-            Value flat = ReshapeOp::create(b, loc, filter.clone({total}), op.getFilter());
-            Value zero = splatOf(b, loc, filter.clone({1}), 0.0);
-            flatFilter = ConcatOp::create(b, loc, filter.clone({total + 1}),
-                                          ValueRange{flat, zero}, static_cast<uint64_t>(0));
-          }
-          auto idxType = RankedTensorType::get(fShape, b.getI32Type());
-          SmallVector<int32_t> idx(static_cast<size_t>(idxType.getNumElements()));
-          SmallVector<int64_t> at(rank, 0);
-          for (int64_t e = 0, ne = idxType.getNumElements(); e < ne; ++e) {
-            for (int64_t d = rank - 1, r = e; d >= 0; --d) {
-              at[d] = r % fShape[d];
-              r /= fShape[d];
-            }
-            int64_t src = source(at);
-            idx[static_cast<size_t>(e)] = static_cast<int32_t>(src < 0 ? total : src);
-          }
-          Value table = ConstantOp::create(b, loc, idxType,
-                                           DenseElementsAttr::get(idxType, ArrayRef<int32_t>(idx)));
-          f = GatherOp::create(b, loc, fType, flatFilter, table, static_cast<uint64_t>(0));
-        }
+        Value f = filterOf(fType, source);
         SmallVector<int64_t> ones(n, 1);
         auto conv = ConvOp::create(b, loc, outType.clone(convShape), op.getInput(), f,
                                    b.getDenseI64ArrayAttr(ones), b.getDenseI64ArrayAttr(ones),
