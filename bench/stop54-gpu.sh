@@ -11,12 +11,60 @@
 #        FUSEC_CONVT_STACKED=0 (a convolution a phase), then ResNet-50's
 #        layers (bench/convnets.py), each also channels last, and that
 #        under FUSEC_CONV_SHARED_PAD=0.
+#   PART=b bash bench/stop54-gpu.sh   same-run A/B, alternated three times:
+#     ResNet's 3x3 layers channels last with and without the shared padding,
+#     and head transposes with and without FUSEC_TRANSPOSE_NARROW=1; then
+#     ResNet-50 end to end (bench/convnets.py), also under
+#     FUSEC_CONV_SHARED_PAD=0.
 #   PART=1 / PART=2: the memory-bound suite's halves (bench/stop53-gpu.sh).
 # Needs .device/ from FUSEC_GPU_TOOLS="fusec-run" bash bench/stage-gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-if [ "${PART:-a}" != a ]; then exec bash bench/stop53-gpu.sh; fi
+case ${PART:-a} in a|b) ;; *) exec bash bench/stop53-gpu.sh ;; esac
 source bench/gpu-env.sh
+if [ "$PART" = b ]; then
+  # Same-run A/B, alternated three times: the 3x3 layers channels last with
+  # and without the shared padding; head transposes with and without the
+  # narrow tiles (run1 ran every variant under FUSEC_TRANSPOSE_NARROW=1).
+  S=$OUT/summary.txt; : > "$S"; M=$(mktemp -d)
+  python3 - "$M" <<'PY'
+import sys
+d = sys.argv[1]
+for c, k, h in [(64, 64, 56), (128, 128, 28), (256, 256, 14), (512, 512, 7)]:
+    X, XH = f"tensor<32x{c}x{h}x{h}xf16>", f"tensor<32x{h}x{h}x{c}xf16>"
+    W, Y, YH = f"tensor<{k}x{c}x3x3xf16>", f"tensor<32x{k}x{h}x{h}xf16>", f"tensor<32x{h}x{h}x{k}xf16>"
+    open(f"{d}/conv3x3_{c}_{h}.mlir", "w").write(
+        f"func.func @conv(%xh: {XH}, %w: {W}) -> {YH} {{\n"
+        f"  %x = fusec.transpose %xh perm [0, 3, 1, 2] : {XH} -> {X}\n"
+        f"  %y = fusec.conv %x, %w {{pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>}} : ({X}, {W}) -> {Y}\n"
+        f"  %yh = fusec.transpose %y perm [0, 2, 3, 1] : {Y} -> {YH}\n  return %yh : {YH}\n}}\n")
+def tt(shape, dt): return "tensor<" + "x".join(map(str, shape)) + "x" + dt + ">"
+for name, shape in [("bshd_bdsh16", [8, 2048, 16, 128]), ("bshd_bdsh32", [8, 2048, 32, 128])]:
+    out = [shape[p] for p in [0, 3, 1, 2]]
+    X, O = tt(shape, "bf16"), tt(out, "bf16")
+    open(f"{d}/t_{name}.mlir", "w").write(
+        f"func.func @t(%x: {X}) -> {O} {{\n  %y = fusec.transpose %x perm [0, 3, 1, 2] : {X} -> {O}\n  return %y : {O}\n}}\n")
+PY
+  one() { # label, env assignment, file
+    r=$(env $2 "$D/bin/fusec-run" "$3" --json --no-check --runs=20 --warmup=3 2>&1 | grep '^{' | tail -1)
+    python3 -c "import json,sys; j=json.loads(sys.argv[1]); print(f\"{sys.argv[2]} [{sys.argv[3]}]: {sum(k['median_ms'] for k in j['kernels'])*1e3:.1f} us; \" + ', '.join(f\"{k['name']} {k['median_ms']*1e3:.1f}\" for k in j['kernels']))" "$r" "$1" "$2" 2>&1 | tail -1 | tee -a "$S"
+  }
+  for i in 1 2 3; do
+    for f in "$M"/conv3x3_*.mlir; do
+      for v in X=default FUSEC_CONV_SHARED_PAD=0; do one "$(basename $f .mlir)" $v $f; done
+    done
+    for f in "$M"/t_*.mlir; do
+      for v in X=default FUSEC_TRANSPOSE_NARROW=1; do one "$(basename $f .mlir)" $v $f; done
+    done
+  done
+  echo "A/B done ($(el))" | tee -a "$S"
+  OUT=$OUT/models CONV_ONLY=models CONV_MODELS=resnet-50 CONV_FUSEC_VARIANTS="FUSEC_CONV_SHARED_PAD=0" \
+    timeout 380 python3 bench/convnets.py > "$OUT/models.log" 2>&1
+  echo "models rc=$? ($(el))" | tee -a "$S"
+  echo "== summary"; cat "$S"; sed -n '/^model /,$p' "$OUT/models.log"
+  python3 -c "import json; r=json.load(open('$OUT/models/convnets.json'))['models'][0]; print({k: r.get(k) for k in ('fusec_ms','fusec_kernels','compile_ms','compile_ro_ms','eager_ms','speedup_vs_best_compile','rel_l2_vs_torch','variants','kernel_ms_by_kind')})" 2>&1 | tail -3
+  exit 0
+fi
 S=$OUT/summary.txt; : > "$S"; L=$OUT/logs; mkdir -p "$L"
 OUT=$OUT/transpose NARROW=1 QUICK=1 PART=t timeout 170 bash bench/stop53-gpu.sh > "$L/transpose.log" 2>&1
 echo "transposes (narrow tiles): rc=$? ($(el))" | tee -a "$S"

@@ -1611,6 +1611,11 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
       if (Value cf = relaidConstant(b, loc, op.getFilter(), fperm, grown.clone(shape)))
         f = ReshapeOp::create(b, loc, RankedTensorType::get({k, kdim + kpad}, et), cf);
     }
+    // One tap and no padding: [K, C, 1...] is [K, C] as it lies in memory,
+    // a reshape that the matmul's load reads through (no relayout kernel
+    // for a filter that is an argument).
+    if (!f && t == 1 && kpad == 0)
+      f = ReshapeOp::create(b, loc, RankedTensorType::get({k, kdim}, et), op.getFilter());
     if (!f)
       f = buildKernel(
           b, loc, "filter_im2col", {op.getFilter()}, RankedTensorType::get({k, kdim + kpad}, et),
