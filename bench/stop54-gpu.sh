@@ -11,7 +11,7 @@
 #        FUSEC_CONVT_STACKED=0 (a convolution a phase), then ResNet-50's
 #        layers (bench/convnets.py), each also channels last, and that
 #        under FUSEC_CONV_SHARED_PAD=0.
-#   PART=b bash bench/stop54-gpu.sh   same-run A/B, alternated three times:
+#   PART=b bash bench/stop54-gpu.sh   same-run A/B, alternated twice:
 #     ResNet's 3x3 layers channels last with and without the shared padding,
 #     and head transposes with and without FUSEC_TRANSPOSE_NARROW=1; then
 #     ResNet-50 end to end (bench/convnets.py), also under
@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 case ${PART:-a} in a|b) ;; *) exec bash bench/stop53-gpu.sh ;; esac
 source bench/gpu-env.sh
 if [ "$PART" = b ]; then
-  # Same-run A/B, alternated three times: the 3x3 layers channels last with
+  # Same-run A/B, alternated twice: the 3x3 layers channels last with
   # and without the shared padding; head transposes with and without the
   # narrow tiles (run1 ran every variant under FUSEC_TRANSPOSE_NARROW=1).
   S=$OUT/summary.txt; : > "$S"; M=$(mktemp -d)
@@ -49,7 +49,7 @@ PY
     r=$(env $2 "$D/bin/fusec-run" "$3" --json --no-check --runs=20 --warmup=3 2>&1 | grep '^{' | tail -1)
     python3 -c "import json,sys; j=json.loads(sys.argv[1]); print(f\"{sys.argv[2]} [{sys.argv[3]}]: {sum(k['median_ms'] for k in j['kernels'])*1e3:.1f} us; \" + ', '.join(f\"{k['name']} {k['median_ms']*1e3:.1f}\" for k in j['kernels']))" "$r" "$1" "$2" 2>&1 | tail -1 | tee -a "$S"
   }
-  for i in 1 2 3; do
+  for i in 1 2; do
     for f in "$M"/conv3x3_*.mlir; do
       for v in X=default FUSEC_CONV_SHARED_PAD=0; do one "$(basename $f .mlir)" $v $f; done
     done
@@ -59,7 +59,7 @@ PY
   done
   echo "A/B done ($(el))" | tee -a "$S"
   OUT=$OUT/models CONV_ONLY=models CONV_MODELS=resnet-50 CONV_FUSEC_VARIANTS="FUSEC_CONV_SHARED_PAD=0" \
-    timeout 380 python3 bench/convnets.py > "$OUT/models.log" 2>&1
+    timeout 300 python3 bench/convnets.py > "$OUT/models.log" 2>&1
   echo "models rc=$? ($(el))" | tee -a "$S"
   echo "== summary"; cat "$S"; sed -n '/^model /,$p' "$OUT/models.log"
   python3 -c "import json; r=json.load(open('$OUT/models/convnets.json'))['models'][0]; print({k: r.get(k) for k in ('fusec_ms','fusec_kernels','compile_ms','compile_ro_ms','eager_ms','speedup_vs_best_compile','rel_l2_vs_torch','variants','kernel_ms_by_kind')})" 2>&1 | tail -3
