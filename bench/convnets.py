@@ -313,6 +313,10 @@ def bench_model(name, build, work):
             rv = fusec_run([path, f"--input={xf}"], env={**os.environ, **assigns})
             row.setdefault("variants", {})[var] = {
                 "fusec_ms": rv["end_to_end_ms"], "kernel_ms_by_kind": kernel_kinds(rv["kernels"])}
+        # fusec's figures before PyTorch's timings (a run cut short keeps them).
+        print(json.dumps({"model": name, "fusec_ms": row.get("fusec_ms"),
+                          "rel_l2_vs_torch": row.get("rel_l2_vs_torch"),
+                          "variants": row.get("variants", {})}), flush=True)
     except Exception as e:  # noqa: BLE001
         row["fusec_error"] = str(e)[-2000:]
     xc = x.cuda()

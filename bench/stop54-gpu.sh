@@ -61,7 +61,7 @@ PY
   OUT=$OUT/models CONV_ONLY=models CONV_MODELS=resnet-50 CONV_FUSEC_VARIANTS="FUSEC_CONV_SHARED_PAD=0" \
     timeout 300 python3 bench/convnets.py > "$OUT/models.log" 2>&1
   echo "models rc=$? ($(el))" | tee -a "$S"
-  echo "== summary"; cat "$S"; sed -n '/^model /,$p' "$OUT/models.log"
+  echo "== summary"; cat "$S"; grep "^{" "$OUT/models.log" | cut -c1-600; sed -n "/^model /,\$p" "$OUT/models.log"
   python3 -c "import json; r=json.load(open('$OUT/models/convnets.json'))['models'][0]; print({k: r.get(k) for k in ('fusec_ms','fusec_kernels','compile_ms','compile_ro_ms','eager_ms','speedup_vs_best_compile','rel_l2_vs_torch','variants','kernel_ms_by_kind')})" 2>&1 | tail -3
   exit 0
 fi
