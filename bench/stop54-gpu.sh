@@ -15,7 +15,7 @@
 #     ResNet's 3x3 layers channels last with and without the shared padding,
 #     and head transposes with and without FUSEC_TRANSPOSE_NARROW=1; then
 #     ResNet-50 end to end (bench/convnets.py), also under
-#     FUSEC_CONV_SHARED_PAD=0.
+#     FUSEC_CONV_SHARED_PAD=0 (NO_MODELS=1: the A/B alone).
 #   PART=1 / PART=2: the memory-bound suite's halves (bench/stop53-gpu.sh).
 # Needs .device/ from FUSEC_GPU_TOOLS="fusec-run" bash bench/stage-gpu.sh
 set -uo pipefail
@@ -58,6 +58,7 @@ PY
     done
   done
   echo "A/B done ($(el))" | tee -a "$S"
+  [ "${NO_MODELS:-0}" = 1 ] && { echo "== summary"; cat "$S"; exit 0; }
   OUT=$OUT/models CONV_ONLY=models CONV_MODELS=resnet-50 CONV_FUSEC_VARIANTS="FUSEC_CONV_SHARED_PAD=0" \
     timeout 300 python3 bench/convnets.py > "$OUT/models.log" 2>&1
   echo "models rc=$? ($(el))" | tee -a "$S"
