@@ -28,6 +28,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
+#include <limits>
 #include <cstdlib>
 #include <string_view>
 #include <string>
@@ -38,6 +39,12 @@ namespace fusec {
 
 namespace {
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/// a * b, stopping at INT64_MAX: a product of some of an empty tensor's
+/// dims may pass int64 though its element count (0) does not.
+int64_t satMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
 } // namespace
 
 KernelShape analyzeKernel(KernelOp kernel) {
@@ -64,7 +71,7 @@ KernelShape analyzeKernel(KernelOp kernel) {
     for (auto [i, d] : llvm::enumerate(dims)) {
       trailing &= d == rank - static_cast<int64_t>(dims.size()) + static_cast<int64_t>(i);
       contiguous &= d == dims[0] + static_cast<int64_t>(i);
-      s.rowLength *= in.getDimSize(d);
+      s.rowLength = satMul(s.rowLength, in.getDimSize(d));
     }
     // The results' elements (the kept dims' product): with a reduced dim of
     // extent 0 there are still results (the reduction's identity), and a
@@ -72,7 +79,7 @@ KernelShape analyzeKernel(KernelOp kernel) {
     s.rows = 1;
     for (int64_t d = 0; d < rank; ++d)
       if (!llvm::is_contained(dims, d))
-        s.rows *= in.getDimSize(d);
+        s.rows = satMul(s.rows, in.getDimSize(d));
     if (!trailing && !contiguous) {
       s.kind = KernelShape::Kind::RowsApart;
       for (int64_t d = 0; d < rank; ++d)
@@ -80,7 +87,7 @@ KernelShape analyzeKernel(KernelOp kernel) {
     } else if (!trailing) {
       s.kind = KernelShape::Kind::Columns;
       for (int64_t d = dims.back() + 1; d < rank; ++d)
-        s.columnInner *= in.getDimSize(d);
+        s.columnInner = satMul(s.columnInner, in.getDimSize(d));
     } else {
       s.kind = KernelShape::Kind::Rows;
     }

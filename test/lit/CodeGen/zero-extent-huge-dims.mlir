@@ -4,6 +4,9 @@
 // suite under the sanitizers (CI) runs it with UBSan. @column_block: with a
 // leading 1 the middle-dim softmax becomes a column kernel whose rows x
 // inner block passed int64 (fuzz_mlir in CI, 2026-12-05); it wraps too.
+// @softmax_dim1: a softmax over dim 1 of such a tensor is a column kernel
+// whose inner block (the dims after 1) passed int64 in the plan's analysis
+// (fuzz_mlir, seed 5402, 2026-12-07); the plan's products saturate now.
 // RUN: fusec-compile %s --target=h200 --emit=ptx -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // CHECK: .visible .entry
@@ -24,4 +27,9 @@ func.func @column_block(%x: tensor<1x0x0x65536x65536x65536x8x65535xbf16>) -> ten
   %n = fusec.neg %x : tensor<1x0x0x65536x65536x65536x8x65535xbf16>
   %s = fusec.softmax %n dim 3 : tensor<1x0x0x65536x65536x65536x8x65535xbf16>
   return %s : tensor<1x0x0x65536x65536x65536x8x65535xbf16>
+}
+func.func @softmax_dim1(%x: tensor<0x0x65536x65536x65536x8x65535xbf16>) -> tensor<0x0x65536x65536x65536x8x65535xbf16> {
+  %n = fusec.neg %x : tensor<0x0x65536x65536x65536x8x65535xbf16>
+  %s = fusec.softmax %n dim 1 : tensor<0x0x65536x65536x65536x8x65535xbf16>
+  return %s : tensor<0x0x65536x65536x65536x8x65535xbf16>
 }
