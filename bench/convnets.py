@@ -64,6 +64,9 @@ TRANSPOSED_LAYERS = [
     ("up.convT4x4s2.256-128", 256, 128, 28, 4, 2),
     ("up.convT4x4s2.128-64", 128, 64, 56, 4, 2),
     ("up.convT2x2s2.512-256", 512, 256, 14, 2, 2),
+    # 3x3 stride 2: phases of 4, 2, 2 and 1 taps (stacked only under
+    # FUSEC_CONVT_STACKED=2, with zero taps).
+    ("up.convT3x3s2.256-128", 256, 128, 28, 3, 2),
 ]
 
 

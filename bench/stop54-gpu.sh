@@ -8,7 +8,9 @@
 #        test/lit/Passes/conv-shared-pad.mlir and the two convolution
 #        examples; memcheck on two;
 #     3. the transposed layers against cuDNN, also under
-#        FUSEC_CONVT_STACKED=0 (a convolution a phase), then ResNet-50's
+#        FUSEC_CONVT_STACKED=0 (a convolution a phase) and =2 (phases with
+#        different taps stacked too; run1 ran without it and without the
+#        3x3 stride-2 layer), then ResNet-50's
 #        layers (bench/convnets.py), each also channels last, and that
 #        under FUSEC_CONV_SHARED_PAD=0.
 #   PART=b bash bench/stop54-gpu.sh   same-run A/B, alternated twice:
@@ -86,7 +88,7 @@ for tf in conv-shared-pad.mlir:s2p3 conv-transposed.mlir:upsample; do
     $t --function=$f --runs=1 --warmup=0 > "$L/memcheck-$f.log" 2>&1
   echo "@$f under memcheck: rc=$? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$L/memcheck-$f.log" | tail -1)" | tee -a "$S"
 done
-OUT=$OUT/transposed CONV_ONLY=transposed CONV_FUSEC_VARIANTS="FUSEC_CONVT_STACKED=0" timeout 100 \
+OUT=$OUT/transposed CONV_ONLY=transposed CONV_FUSEC_VARIANTS="FUSEC_CONVT_STACKED=0;FUSEC_CONVT_STACKED=2" timeout 130 \
   python3 bench/convnets.py > "$OUT/transposed.log" 2>&1
 echo "transposed layers rc=$? ($(el))" | tee -a "$S"
 OUT=$OUT/forward CONV_ONLY=forward CONV_FUSEC_VARIANTS="FUSEC_CONV_SHARED_PAD=0" timeout 200 \

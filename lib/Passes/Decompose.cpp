@@ -1340,19 +1340,26 @@ struct DecomposeTransposedConv : OpRewritePattern<ConvOp> {
     // channels (ordered group, phase, channel), its result interleaved by a
     // reshape and a transpose (depth to space). One GEMM of Φ·K columns
     // instead of Φ of K, and no concat of phases. FUSEC_CONVT_STACKED=0
-    // keeps a convolution a phase.
-    bool stacked = true;
+    // keeps a convolution a phase. FUSEC_CONVT_STACKED=2 stacks phases
+    // with different taps too (a 3x3 stride-2 filter: 2 or 1 taps a dim),
+    // each phase's filter padded with zero taps to the most any phase has
+    // (its taps at their offsets, zeros before them): one GEMM, at the
+    // cost of the zero taps' products (for measurement; not yet timed).
+    const char *stackKnob = std::getenv("FUSEC_CONVT_STACKED");
+    int64_t stackMode = stackKnob && *stackKnob ? std::atoll(stackKnob) : 1;
+    bool stacked = stackMode != 0;
+    SmallVector<int64_t> most(n, 0);
     for (int64_t i = 0; i < n; ++i)
-      for (const auto &taps : tapsOf[i])
-        stacked &= !taps.empty() && taps.size() == tapsOf[i][0].size();
-    if (const char *v = std::getenv("FUSEC_CONVT_STACKED"); v && std::string_view(v) == "0")
-      stacked = false;
+      for (const auto &taps : tapsOf[i]) {
+        stacked &= stackMode == 2 || (!taps.empty() && taps.size() == tapsOf[i][0].size());
+        most[i] = std::max<int64_t>(most[i], static_cast<int64_t>(taps.size()));
+      }
     if (stacked) {
       int64_t batch = in.getDimSize(0);
       SmallVector<int64_t> fShape = {phases * k, cg}, low(n), high(n), ones(n, 1),
                            convShape = {batch, phases * k};
       for (int64_t i = 0; i < n; ++i) {
-        int64_t j = static_cast<int64_t>(tapsOf[i][0].size());
+        int64_t j = most[i];
         fShape.push_back(j);
         low[i] = j - 1;
         high[i] = std::max<int64_t>(0, mStart[i] + mCount[i] - inDims[i]);
@@ -1364,8 +1371,12 @@ struct DecomposeTransposedConv : OpRewritePattern<ConvOp> {
         int64_t kk = at[0] % kg, phase = (at[0] / kg) % phases, g = at[0] / kg / phases;
         int64_t src = (g * cg + at[1]) * fStrides[0] + kk * fStrides[1];
         for (int64_t i = n - 1, r = phase; i >= 0; --i) {
-          int64_t t = tapsOf[i][r % w.strides[i]][static_cast<size_t>(at[2 + i])];
+          // Position j of `most` holds offset most - 1 - j: the phase's
+          // tap list (offsets from its size - 1 down) starts most - size in.
+          const auto &taps = tapsOf[i][r % w.strides[i]];
+          int64_t at0 = at[2 + i] - (most[i] - static_cast<int64_t>(taps.size()));
           r /= w.strides[i];
+          int64_t t = at0 < 0 ? -1 : taps[static_cast<size_t>(at0)];
           if (t < 0)
             return -1;
           src += t * fStrides[2 + i];

@@ -13,6 +13,12 @@
 // RUN: for f in upsample grouped2; do env FUSEC_CONVT_STACKED=0 \
 // RUN:   fusec-run %s --function=$f --verify-pipeline="fusec-pipeline{target=h200}"; done | FileCheck %s --check-prefix=SAME
 // RUN: env FUSEC_CONVT_STACKED=0 fusec-opt %s --fusec-fuse | FileCheck %s --check-prefix=PHASES
+// FUSEC_CONVT_STACKED=2 stacks phases with different taps too (zero taps
+// pad each phase's filter to the most any phase has):
+// RUN: for f in strided grouped dilated; do env FUSEC_CONVT_STACKED=2 \
+// RUN:   fusec-run %s --function=$f --verify-pipeline="fusec-pipeline{target=h200}"; done | FileCheck %s --check-prefix=PADDED
+// RUN: env FUSEC_CONVT_STACKED=2 fusec-opt %s --fusec-fuse | FileCheck %s --check-prefix=STACK2
+// PADDED-COUNT-3: PASS: {{.*}} keeps the graph's meaning
 // SAME: PASS: {{.*}} keeps the graph's meaning
 // STACKED-COUNT-5: PASS: {{.*}} keeps the graph's meaning
 // RUN: fusec-opt %s --fusec-fuse | FileCheck %s
@@ -29,6 +35,11 @@
 // CHECK: return
 // PIPE-LABEL: func.func @strided
 // PIPE-COUNT-4: strategy = matmul_wgmma
+// STACK2-LABEL: func.func @strided
+// STACK2: fusec.gather {{.*}} -> tensor<128x16x2x2xbf16>
+// STACK2-COUNT-1: fusec.matmul {{.*}} -> tensor<144x128xbf16>
+// STACK2-NOT: fusec.matmul
+// STACK2: return
 func.func @strided(%x: tensor<2x16x8x8xbf16>, %w: tensor<16x32x3x3xbf16>) -> tensor<2x32x15x15xbf16> {
   %y = fusec.conv %x, %w {transposed, strides = array<i64: 2, 2>, pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : (tensor<2x16x8x8xbf16>, tensor<16x32x3x3xbf16>) -> tensor<2x32x15x15xbf16>
   return %y : tensor<2x32x15x15xbf16>
