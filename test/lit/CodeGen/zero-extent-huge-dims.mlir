@@ -7,6 +7,9 @@
 // @softmax_dim1: a softmax over dim 1 of such a tensor is a column kernel
 // whose inner block (the dims after 1) passed int64 in the plan's analysis
 // (fuzz_mlir, seed 5402, 2026-12-07); the plan's products saturate now.
+// @empty_matmul: a matmul of such a tensor with itself (transposed lhs):
+// the plan's view of an operand for TMA multiplied its dims into strides
+// past int64 (seed 5403); an empty operand has no view now.
 // RUN: fusec-compile %s --target=h200 --emit=ptx -o %t.ptx
 // RUN: FileCheck %s < %t.ptx
 // CHECK: .visible .entry
@@ -32,4 +35,8 @@ func.func @softmax_dim1(%x: tensor<0x0x65536x65536x65536x8x65535xbf16>) -> tenso
   %n = fusec.neg %x : tensor<0x0x65536x65536x65536x8x65535xbf16>
   %s = fusec.softmax %n dim 1 : tensor<0x0x65536x65536x65536x8x65535xbf16>
   return %s : tensor<0x0x65536x65536x65536x8x65535xbf16>
+}
+func.func @empty_matmul(%x: tensor<0x0x65535x65535x65535x8x65535xbf16>) -> tensor<0x0x65535x65535x65535x65535x65535xbf16> {
+  %m = fusec.matmul %x, %x {transpose_lhs} : (tensor<0x0x65535x65535x65535x8x65535xbf16>, tensor<0x0x65535x65535x65535x8x65535xbf16>) -> tensor<0x0x65535x65535x65535x65535x65535xbf16>
+  return %m : tensor<0x0x65535x65535x65535x65535x65535xbf16>
 }
