@@ -5,7 +5,8 @@
 #        (NARROW=1 QUICK=1 PART=t bash bench/stop53-gpu.sh), under $OUT/transpose;
 #     2. convolutions against the interpreter on the GPU, with the grid's
 #        shared padding (the default): every function of
-#        test/lit/Passes/conv-shared-pad.mlir and the two convolution
+#        test/lit/Passes/conv-shared-pad.mlir (and, since run1,
+#        conv-pointwise-filter.mlir) and the two convolution
 #        examples; memcheck on two;
 #     3. the transposed layers against cuDNN, also under
 #        FUSEC_CONVT_STACKED=0 (a convolution a phase) and =2 (phases with
@@ -74,7 +75,7 @@ echo "transposes (narrow tiles): rc=$? ($(el))" | tee -a "$S"
 sed -n '/== summary/,$p' "$L/transpose.log" | tee -a "$S"
 pass=0; fail=0
 for v in X=default; do
-  for t in test/lit/Passes/conv-shared-pad.mlir test/lit/Passes/conv-transposed.mlir examples/resblock.mlir examples/convnet.mlir; do
+  for t in test/lit/Passes/conv-shared-pad.mlir test/lit/Passes/conv-transposed.mlir test/lit/Passes/conv-pointwise-filter.mlir examples/resblock.mlir examples/convnet.mlir; do
     for f in $(grep -o 'func.func @[A-Za-z0-9_]*' $t | cut -d@ -f2); do
       if env $v timeout 180 "$D/bin/fusec-run" $t --function=$f --runs=2 --warmup=1 >> "$L/conv-check.log" 2>&1; then
         pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL [$v] $t @$f" | tee -a "$S"; fi
