@@ -76,12 +76,30 @@ struct ShiftedLhs {
   llvm::SmallVector<std::pair<int64_t, int64_t>, 9> taps; ///< (φ, δ)
 };
 
+/// A convolution's lhs as TMA's im2col mode reads it: the [M, T·C] matrix
+/// of a channels-last argument [N, spatial..., C0] (M = N Π O_i output
+/// positions), zero-padded by `low`/`high` along each spatial dim and to C
+/// channels (C a multiple of 64), tap t's block the strided slice from
+/// `taps[t]` (per spatial dim, in padded positions) of stride `strides`,
+/// flattened. Each k-block reads one tap's 64 channels for the tile's
+/// output positions: one im2col load from the output position's input
+/// corner (q_i s_i - low_i) with the tap's offsets, the padding and the
+/// channels past C0 read as TMA's out-of-bounds zeros.
+struct Im2colLhs {
+  int64_t channels = 0;
+  llvm::SmallVector<int64_t, 3> input, out, strides, low;
+  llvm::SmallVector<llvm::SmallVector<int64_t, 3>, 9> taps;
+};
+
 struct MatmulLayout {
   /// One matmul, or two sharing the lhs (each with its rhs).
   llvm::SmallVector<MatmulOp, 2> ops;
   /// The implicit GEMM's windows; then `lhs` and `lhsView` are the
   /// argument the windows read, [Φ, R, C].
   std::optional<ShiftedLhs> shifted;
+  /// Or its im2col reading; then `lhs` and `lhsView` are the channels-last
+  /// argument [N, spatial..., C0].
+  std::optional<Im2colLhs> im2col;
   mlir::BlockArgument lhs;
   llvm::SmallVector<mlir::BlockArgument, 2> rhs;
   /// How TMA reads each (lhs, then each rhs).

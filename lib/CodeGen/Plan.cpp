@@ -382,6 +382,125 @@ std::optional<ShiftedLhsOf> shiftedLhsOf(MatmulOp op) {
   return s;
 }
 
+/// The im2col reading of a convolution's lhs (Im2colLhs): a concat along
+/// K of reshaped strided slices [N, O..., C] -> [M, C] of one tensor, that
+/// tensor an argument [N, spatial..., C0] grown along its dims by zero
+/// concats only (C0 to C along the channels, at the high end; low and high
+/// along the spatial dims). `source` is the argument.
+struct Im2colLhsOf : Im2colLhs {
+  Value source;
+};
+std::optional<Im2colLhsOf> im2colLhsOf(MatmulOp op) {
+  auto concat = op.getLhs().getDefiningOp<ConcatOp>();
+  if (op.getTransposeLhs() || (concat && (concat.getDim() != 1 || !concat->hasOneUse())))
+    return std::nullopt;
+  SmallVector<Value> parts;
+  if (concat)
+    parts.assign(concat.getOperands().begin(), concat.getOperands().end());
+  else
+    parts.push_back(op.getLhs());
+  Im2colLhsOf s;
+  Value padded;
+  int64_t rank = 0, sp = 0;
+  for (Value part : parts) {
+    auto r = part.getDefiningOp<ReshapeOp>();
+    auto sl = r ? r.getInput().getDefiningOp<SliceOp>() : SliceOp();
+    if (!sl || !r->hasOneUse() || (padded && padded != sl.getInput()))
+      return std::nullopt;
+    auto src = cast<RankedTensorType>(sl.getInput().getType());
+    auto shape = cast<RankedTensorType>(sl.getType()).getShape();
+    auto rows = cast<RankedTensorType>(r.getType()).getShape();
+    rank = src.getRank();
+    sp = rank - 2;
+    if (rank < 3 || rank > 5 || rows.size() != 2 || shape[0] != src.getDimSize(0) ||
+        shape.back() != src.getDimSize(rank - 1) || sl.getOffsets()[0] != 0 ||
+        sl.getOffsets().back() != 0 || sl.getStrides()[0] != 1 || sl.getStrides().back() != 1 ||
+        rows[1] != shape.back())
+      return std::nullopt;
+    SmallVector<int64_t, 3> out(shape.begin() + 1, shape.end() - 1),
+        strides(sl.getStrides().begin() + 1, sl.getStrides().end() - 1);
+    if (padded && (out != s.out || strides != s.strides))
+      return std::nullopt;
+    padded = sl.getInput();
+    s.out = out;
+    s.strides = strides;
+    s.taps.emplace_back(sl.getOffsets().begin() + 1, sl.getOffsets().end() - 1);
+  }
+  // Peel the zero concats down to the argument.
+  s.low.assign(sp, 0);
+  Value v = padded;
+  int64_t channelPad = 0;
+  while (auto c = v.getDefiningOp<ConcatOp>()) {
+    int64_t dim = static_cast<int64_t>(c.getDim());
+    Value middle;
+    int64_t low = 0, high = 0;
+    for (Value o : c.getOperands()) {
+      int64_t extent = cast<RankedTensorType>(o.getType()).getDimSize(dim);
+      if (isZeroSplat(o)) {
+        (middle ? high : low) += extent;
+        continue;
+      }
+      if (middle)
+        return std::nullopt;
+      middle = o;
+    }
+    if (!middle || dim == 0)
+      return std::nullopt;
+    if (dim == rank - 1) {
+      if (low)
+        return std::nullopt;
+      channelPad += high;
+    } else {
+      s.low[dim - 1] += low;
+    }
+    v = middle;
+  }
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return std::nullopt;
+  auto in = cast<RankedTensorType>(arg.getType());
+  s.source = arg;
+  s.channels = in.getDimSize(rank - 1) + channelPad;
+  if (s.channels % 64)
+    return std::nullopt;
+  for (int64_t i = 0; i < sp; ++i)
+    s.input.push_back(in.getDimSize(i + 1));
+  return s;
+}
+
+/// Whether TMA's im2col mode reads `l.im2col` of `arg` (the driver's
+/// ranges), else why not.
+bool im2colReadable(const Im2colLhs &c, RankedTensorType arg, int64_t tileRows,
+                    std::string *why) {
+  auto refuse = [&](const std::string &reason) {
+    if (why)
+      *why = reason;
+    return false;
+  };
+  int64_t rank = arg.getRank(), bytes = arg.getElementTypeBitWidth() / 8;
+  int64_t bound = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
+  if ((arg.getDimSize(rank - 1) * bytes) % 16)
+    return refuse("an im2col input's channels are not a multiple of 16 bytes");
+  for (int64_t d : arg.getShape())
+    if (d > (int64_t(1) << 31) - 1)
+      return refuse("an im2col input dim past 2^31");
+  if (arg.getNumElements() * bytes >= (int64_t(1) << 40))
+    return refuse("an im2col input of 2^40 bytes or more");
+  for (size_t i = 0; i < c.out.size(); ++i) {
+    int64_t lower = -c.low[i], upper = (c.out[i] - 1) * c.strides[i] + 1 - c.input[i] - c.low[i];
+    if (c.strides[i] < 1 || c.strides[i] > 8)
+      return refuse("an im2col traversal stride past 8");
+    if (lower < -bound || upper < -bound || upper >= bound)
+      return refuse("an im2col corner out of the driver's range");
+    for (const auto &tap : c.taps)
+      if (tap[i] < 0 || tap[i] >= bound)
+        return refuse("an im2col tap offset out of the driver's range");
+  }
+  if (tileRows < 64 || tileRows > 256)
+    return refuse("an im2col tile of fewer than 64 or more than 256 rows");
+  return true;
+}
+
 std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
                                           std::string *why) {
   auto refuse = [&](const std::string &reason) -> std::optional<MatmulLayout> {
@@ -399,7 +518,17 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
   auto shifted = shiftedLhsOf(first);
   if (shifted)
     l.shifted = ShiftedLhs(*shifted);
-  auto lhsView = operandViewOf(shifted ? shifted->source : first.getLhs());
+  std::optional<Im2colLhsOf> im2col;
+  if (!shifted && (im2col = im2colLhsOf(first))) {
+    l.im2col = Im2colLhs(*im2col);
+    std::string reason;
+    if (!im2colReadable(*l.im2col, cast<RankedTensorType>(im2col->source.getType()), 128,
+                        &reason))
+      return refuse(reason);
+  }
+  auto lhsView = operandViewOf(shifted  ? shifted->source
+                               : im2col ? im2col->source
+                                        : first.getLhs());
   if (!lhsView)
     return refuse("an operand is computed inside the kernel (TMA reads operands from memory)");
   l.lhsView = *lhsView;
@@ -495,7 +624,7 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &s,
   int64_t bytes = l.element.getIntOrFloatBitWidth() / 8;
   std::string reason;
   for (const OperandView *v : {&l.lhsView, &l.rhsViews[0], &l.rhsViews.back()})
-    if (!tmaReadable(*v, 64, bytes, &reason))
+    if (!(v == &l.lhsView && l.im2col) && !tmaReadable(*v, 64, bytes, &reason))
       return refuse(reason);
   if (l.m >= (int64_t(1) << 31) || l.n >= (int64_t(1) << 31) || l.k >= (int64_t(1) << 31))
     return refuse("a dim past 2^31");
@@ -566,7 +695,7 @@ WgmmaStaging wgmmaStaging(const MatmulLayout &l, bool tmaStore) {
 }
 
 bool swapReadable(const MatmulLayout &l) {
-  return l.rhs.size() <= 2 && !l.shifted && !l.transposeLhs;
+  return l.rhs.size() <= 2 && !l.shifted && !l.im2col && !l.transposeLhs;
 }
 
 WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,

@@ -80,7 +80,9 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult TensorMapAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                     int64_t slot, int64_t elementBytes,
                                     ArrayRef<int64_t> dims, ArrayRef<int64_t> strides,
-                                    ArrayRef<int64_t> box, int64_t swizzle) {
+                                    ArrayRef<int64_t> box, int64_t swizzle,
+                                    ArrayRef<int64_t> lower, ArrayRef<int64_t> upper,
+                                    ArrayRef<int64_t> elementStrides) {
   if (slot < 0)
     return emitError() << "slot " << slot << " is negative";
   if (elementBytes != 1 && elementBytes != 2 && elementBytes != 4 && elementBytes != 8)
@@ -109,6 +111,37 @@ LogicalResult TensorMapAttr::verify(function_ref<InFlightDiagnostic()> emitError
   if (swizzle && box[0] * elementBytes > swizzle)
     return emitError() << "the box's inner extent (" << box[0] * elementBytes
                        << " bytes) exceeds the swizzle span of " << swizzle;
+  if (!elementStrides.empty()) {
+    if (elementStrides.size() != dims.size())
+      return emitError() << "element_strides has " << elementStrides.size() << " entries for "
+                         << dims.size() << " dims";
+    for (int64_t s : elementStrides)
+      if (s < 1 || s > 8)
+        return emitError() << "element stride " << s << " is not in [1, 8]";
+  }
+  if (lower.empty() && upper.empty())
+    return success();
+  // im2col: [C, spatial..., N], a corner per spatial dim.
+  int64_t rank = static_cast<int64_t>(dims.size());
+  if (rank < 3)
+    return emitError() << "an im2col tensor map has 3 to 5 dims, not " << rank;
+  if (static_cast<int64_t>(lower.size()) != rank - 2 ||
+      static_cast<int64_t>(upper.size()) != rank - 2)
+    return emitError() << "an im2col tensor map of " << rank << " dims needs " << rank - 2
+                       << " lower and upper corners, not " << lower.size() << " and "
+                       << upper.size();
+  // The driver's ranges: 16-bit corners for 3 dims, 8-bit for 4, 5-bit
+  // for 5.
+  int64_t bound = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
+  for (ArrayRef<int64_t> corner : {lower, upper})
+    for (int64_t c : corner)
+      if (c < -bound || c >= bound)
+        return emitError() << "im2col corner " << c << " is not in [" << -bound << ", "
+                           << bound - 1 << "]";
+  for (int64_t i = 2; i < rank; ++i)
+    if (box[i] != 1)
+      return emitError() << "an im2col box is [channels, pixels, 1...], not " << box[i]
+                         << " in dim " << i;
   return success();
 }
 
@@ -191,7 +224,8 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
       // Built ones too (a parsed one was checked when parsed).
       if (failed(TensorMapAttr::verify([&] { return op->emitError(); }, m.getSlot(),
                                        m.getElementBytes(), m.getDims(), m.getStrides(),
-                                       m.getBox(), m.getSwizzle())))
+                                       m.getBox(), m.getSwizzle(), m.getLower(),
+                                       m.getUpper(), m.getElementStrides())))
         return failure();
     }
     return success();

@@ -139,6 +139,10 @@ std::vector<Step::Map> tensorMaps(KernelOp op) {
       map.spec.strides.assign(m.getStrides().begin(), m.getStrides().end());
       map.spec.box.assign(m.getBox().begin(), m.getBox().end());
       map.spec.swizzleBytes = static_cast<int>(m.getSwizzle());
+      map.spec.lower.assign(m.getLower().begin(), m.getLower().end());
+      map.spec.upper.assign(m.getUpper().begin(), m.getUpper().end());
+      map.spec.elementStrides.assign(m.getElementStrides().begin(),
+                                     m.getElementStrides().end());
       maps.push_back(std::move(map));
     }
   return maps;

@@ -1580,6 +1580,12 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     // A 1x1 convolution is a matmul on the channels-last input as it is;
     // every other one in 16-bit floats an implicit GEMM.
     Type elem = in.getElementType();
+    // TMA's im2col mode (FUSEC_CONV_IM2COL=1) reads an activation of at
+    // least a k-block of channels as it is; fewer channels (a stem's) fold
+    // their phases and taps into the channels first.
+    if (!pointwise && (elem.isF16() || elem.isBF16()) && c >= 64 &&
+        succeeded(im2colGemm(op, b, w, outDims)))
+      return success();
     if (!pointwise && (elem.isF16() || elem.isBF16()) &&
         (succeeded(spaceToDepth(op, b, w)) || succeeded(foldTapsIntoChannels(op, b, w))))
       return success();
@@ -1832,10 +1838,113 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
   /// of its tap's window). The matmul is [M, T·C] x [T·C, K]; the grid's
   /// rows past the output (Q_i > O_i) are computed and dropped by a slice,
   /// which the store folds in.
+  /// The filter [K, C0, taps...] as the implicit GEMM's [K, T·C] (taps
+  /// outer, channels padded with zeros to C): a constant relaid at compile
+  /// time, else a filter_im2col kernel.
+  Value gemmFilter(ConvOp op, PatternRewriter &b, int64_t c) const {
+    Location loc = op.getLoc();
+    RankedTensorType filter = op.getFilter().getType();
+    int64_t rank = filter.getRank(), k = filter.getDimSize(0), c0 = filter.getDimSize(1), t = 1;
+    Type et = op.getInput().getType().getElementType();
+    SmallVector<int64_t> fperm = {0}, fshape = {k};
+    for (int64_t d = 2; d < rank; ++d) {
+      fperm.push_back(d);
+      fshape.push_back(filter.getDimSize(d));
+      t *= filter.getDimSize(d);
+    }
+    fperm.push_back(1);
+    fshape.push_back(c0);
+    SmallVector<int64_t> grown(fshape);
+    grown.back() = c;
+    Value f = relaidConstant(b, loc, op.getFilter(), fperm, filter.clone(grown));
+    if (f)
+      return ReshapeOp::create(b, loc, RankedTensorType::get({k, t * c}, et), f);
+    return buildKernelOverChain(b, loc, "filter_im2col", op.getFilter(), op,
+                                RankedTensorType::get({k, t * c}, et), [&](Value arg) {
+      Value f = TransposeOp::create(b, loc, filter.clone(fshape), arg, fperm);
+      f = padDim(b, loc, f, rank - 1, 0, c - c0, 0.0);
+      return Value(ReshapeOp::create(b, loc, RankedTensorType::get({k, t * c}, et), f));
+    });
+  }
+
+  /// Implicit GEMM read by TMA's im2col mode (FUSEC_CONV_IM2COL=1): the
+  /// conv_window kernel is the im2col matrix [M, T·C] of the channels-last
+  /// input itself, M = N Π O_i exactly (no grid of padded positions): each
+  /// tap's block a strided slice of the input zero-padded (spatially, and
+  /// to C channels), which the matmul kernel folds into its load (one im2col
+  /// load a k-block: the padding and the channels past C0 are TMA's
+  /// out-of-bounds zeros, so no conv_pad kernel runs and no padded tensor
+  /// is written). Where the driver's ranges allow it: channels a multiple
+  /// of 16 bytes, padding >= 0, strides <= 8, and the pixel box's corners
+  /// and the taps' offsets within 8 bits (2-D; 16 in 1-D, 5 in 3-D). A
+  /// network input's movement chain (a stem's) keeps conv_pad.
+  LogicalResult im2colGemm(ConvOp op, PatternRewriter &b, const Window &w,
+                           ArrayRef<int64_t> outDims) const {
+    const char *knob = std::getenv("FUSEC_CONV_IM2COL");
+    if (!knob || std::string_view(knob) != "1")
+      return failure();
+    Location loc = op.getLoc();
+    RankedTensorType in = op.getInput().getType(), outType = op.getType();
+    int64_t rank = in.getRank(), sp = rank - 2, n = in.getDimSize(0), c0 = in.getDimSize(1);
+    int64_t k = outType.getDimSize(1), c = (c0 + 63) / 64 * 64;
+    Type et = in.getElementType();
+    int64_t bound = rank == 3 ? 32768 : rank == 4 ? 128 : 16, m = n;
+    if (rank > 5 || (c0 * et.getIntOrFloatBitWidth() / 8) % 16)
+      return failure();
+    for (int64_t i = 0; i < sp; ++i) {
+      int64_t extent = in.getDimSize(i + 2);
+      int64_t upper = (outDims[i] - 1) * w.strides[i] + 1 - extent - w.padLow[i];
+      if (w.padLow[i] < 0 || w.padHigh[i] < 0 || w.strides[i] > 8 || w.padLow[i] > bound ||
+          upper < -bound || upper >= bound || (w.kernel[i] - 1) * w.dilations[i] >= bound)
+        return failure();
+      m *= outDims[i];
+    }
+    if (m >= (int64_t(1) << 31))
+      return failure();
+    Value root;
+    if (!argumentChain(op.getInput(), op, root).empty())
+      return failure();
+    SmallVector<SmallVector<int64_t, 4>> taps = windowTaps(w);
+    int64_t t = static_cast<int64_t>(taps.size());
+    SmallVector<int64_t> toLast = {0}, nhwc = {n};
+    for (int64_t d = 2; d < rank; ++d) {
+      toLast.push_back(d);
+      nhwc.push_back(in.getDimSize(d));
+    }
+    toLast.push_back(1);
+    nhwc.push_back(c0);
+    Value x = TransposeOp::create(b, loc, in.clone(nhwc), op.getInput(), toLast);
+    auto lhsType = RankedTensorType::get({m, t * c}, et);
+    Value lhs = buildKernel(b, loc, "conv_window", {x}, lhsType, [&](ArrayRef<Value> args) {
+      Value xp = padDim(b, loc, args[0], rank - 1, 0, c - c0, 0.0);
+      for (int64_t i = 0; i < sp; ++i)
+        xp = padDim(b, loc, xp, i + 1, w.padLow[i], w.padHigh[i], 0.0);
+      SmallVector<Value> cols;
+      for (auto &tap : taps)
+        cols.push_back(ReshapeOp::create(b, loc, RankedTensorType::get({m, c}, et),
+                                         tapSlice(b, loc, xp, w, tap, outDims, 1)));
+      return cols.size() == 1 ? cols[0]
+                              : Value(ConcatOp::create(b, loc, lhsType, cols,
+                                                       static_cast<uint64_t>(1)));
+    });
+    Value f = gemmFilter(op, b, c);
+    Type rt = outType.getElementType();
+    auto mm = MatmulOp::create(b, loc, RankedTensorType::get({m, k}, rt), lhs, f);
+    mm.setTransposeRhs(true);
+    SmallVector<int64_t> nhwk = {n}, toFirst = {0, rank - 1};
+    nhwk.append(outDims.begin(), outDims.end());
+    nhwk.push_back(k);
+    for (int64_t d = 1; d + 1 < rank; ++d)
+      toFirst.push_back(d);
+    Value y = ReshapeOp::create(b, loc, RankedTensorType::get(nhwk, rt), mm);
+    b.replaceOpWithNewOp<TransposeOp>(op, outType, y, toFirst);
+    return success();
+  }
+
   LogicalResult implicitGemm(ConvOp op, PatternRewriter &b, const Window &w,
                              ArrayRef<int64_t> outDims) const {
     Location loc = op.getLoc();
-    RankedTensorType in = op.getInput().getType(), filter = op.getFilter().getType(),
+    RankedTensorType in = op.getInput().getType(),
                      outType = op.getType();
     int64_t rank = in.getRank(), sp = rank - 2, n = in.getDimSize(0), c0 = in.getDimSize(1);
     int64_t k = outType.getDimSize(1);
@@ -1843,6 +1952,8 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     // 64: more FLOPs on the tensor cores, no im2col matrix in HBM).
     int64_t c = (c0 + 63) / 64 * 64;
     Type et = in.getElementType();
+    if (succeeded(im2colGemm(op, b, w, outDims)))
+      return success();
     // Q_i is the grid's pitch along dim i. The whole window needs Q_i =
     // O_i + ((k_i - 1) d_i) / s_i, but neighbouring rows (and images) may
     // share their padding: a read past the pitch wraps into the next row's
@@ -2037,27 +2148,7 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
                               : Value(ConcatOp::create(b, loc, lhsType, cols,
                                                        static_cast<uint64_t>(1)));
     });
-    // The filter [K, C, taps...] -> [K, taps..., C] -> [K, T·C].
-    SmallVector<int64_t> fperm = {0}, fshape = {k};
-    for (int64_t d = 2; d < rank; ++d) {
-      fperm.push_back(d);
-      fshape.push_back(filter.getDimSize(d));
-    }
-    fperm.push_back(1);
-    fshape.push_back(c0);
-    // Weights (a constant) are relaid at compile time.
-    SmallVector<int64_t> grown(fshape);
-    grown.back() = c;
-    Value f = relaidConstant(b, loc, op.getFilter(), fperm, filter.clone(grown));
-    if (f)
-      f = ReshapeOp::create(b, loc, RankedTensorType::get({k, t * c}, et), f);
-    else
-      f = buildKernelOverChain(b, loc, "filter_im2col", op.getFilter(), op,
-                               RankedTensorType::get({k, t * c}, et), [&](Value arg) {
-        Value f = TransposeOp::create(b, loc, filter.clone(fshape), arg, fperm);
-        f = padDim(b, loc, f, sp + 1, 0, c - c0, 0.0);
-        return Value(ReshapeOp::create(b, loc, RankedTensorType::get({k, t * c}, et), f));
-      });
+    Value f = gemmFilter(op, b, c);
     Type rt = outType.getElementType();
     auto mm = MatmulOp::create(b, loc, RankedTensorType::get({gridRows, k}, rt), lhs, f);
     mm.setTransposeRhs(true);

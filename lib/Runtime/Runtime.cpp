@@ -60,6 +60,7 @@ namespace {
   X(cuLaunchKernelEx)                                                          \
   X(cuFuncSetAttribute)                                                        \
   X(cuTensorMapEncodeTiled)                                                    \
+  X(cuTensorMapEncodeIm2col)                                                   \
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
@@ -582,12 +583,40 @@ absl::Status encodeTensorMap(const TensorMapSpec &spec, uint64_t address, void *
   }
   cuuint64_t dims[5], strides[4];
   cuuint32_t box[5], elementStrides[5];
+  if (!spec.elementStrides.empty() && spec.elementStrides.size() != rank)
+    return absl::InvalidArgumentError(absl::StrCat("tensor map: ", spec.elementStrides.size(),
+                                                   " element strides for ", rank, " dims"));
   for (size_t i = 0; i < rank; ++i) {
     dims[i] = spec.dims[i];
     box[i] = spec.box[i];
-    elementStrides[i] = 1;
+    elementStrides[i] = spec.elementStrides.empty() ? 1 : spec.elementStrides[i];
     if (i + 1 < rank)
       strides[i] = spec.strides[i];
+  }
+  if (spec.im2col()) {
+    // [C, spatial..., N]: a corner per spatial dim; the box is channels
+    // per pixel by pixels per column.
+    if (rank < 3 || spec.lower.size() + 2 != rank || spec.upper.size() + 2 != rank)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "im2col tensor map: ", rank, " dims, ", spec.lower.size(), " lower and ",
+          spec.upper.size(), " upper corners (3 to 5 dims, a corner per spatial dim)"));
+    int lower[3], upper[3];
+    for (size_t i = 0; i + 2 < rank; ++i) {
+      lower[i] = spec.lower[i];
+      upper[i] = spec.upper[i];
+    }
+    FUSEC_CU(d,
+             cuTensorMapEncodeIm2col(static_cast<CUtensorMap *>(out), type,
+                                     static_cast<cuuint32_t>(rank),
+                                     reinterpret_cast<void *>(address), dims, strides, lower,
+                                     upper, box[0], box[1], elementStrides,
+                                     CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+             absl::StrCat("cuTensorMapEncodeIm2col(", rank, " dims of ", spec.elementBytes,
+                          "-byte elements at 0x", absl::Hex(address), ", ", box[0],
+                          " channels by ", box[1], " pixels)"));
+    return absl::OkStatus();
   }
   FUSEC_CU(d,
            cuTensorMapEncodeTiled(static_cast<CUtensorMap *>(out), type,

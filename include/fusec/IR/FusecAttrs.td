@@ -147,6 +147,21 @@ def Fusec_TensorMapAttr : Fusec_Attr<"TensorMap", "tensor_map"> {
     #fusec.tensor_map<slot = 0, element_bytes = 2, dims = [4096, 8192],
                       strides = [8192], box = [64, 128], swizzle = 128>
     ```
+
+    With `lower` and `upper` the map is an im2col one
+    (cuTensorMapEncodeIm2col) over a channels-last tensor of 3 to 5 dims
+    (`[C, W, H, D, N]`, innermost first): `lower` and `upper` are the
+    pixel bounding box's corners, one per spatial dim (innermost first),
+    relative to the tensor's first and last positions; `box` is
+    `[channels per pixel, pixels per column, 1...]`; `element_strides`
+    (one per dim, 1 to 8; absent: all 1) is the traversal stride, a
+    convolution's.
+
+    ```mlir
+    #fusec.tensor_map<slot = 0, element_bytes = 2, dims = [64, 56, 56, 32],
+                      strides = [128, 7168, 401408], box = [64, 128, 1, 1],
+                      swizzle = 128, lower = [-1, -1], upper = [-1, -1]>
+    ```
   }];
   let parameters = (ins
     "int64_t":$slot,
@@ -154,7 +169,10 @@ def Fusec_TensorMapAttr : Fusec_Attr<"TensorMap", "tensor_map"> {
     Fusec_I64List<>:$dims,
     Fusec_OptionalI64List<>:$strides,
     Fusec_I64List<>:$box,
-    DefaultValuedParameter<"int64_t", "0">:$swizzle
+    DefaultValuedParameter<"int64_t", "0">:$swizzle,
+    Fusec_OptionalI64List<>:$lower,
+    Fusec_OptionalI64List<>:$upper,
+    Fusec_OptionalI64List<>:$element_strides
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -130,12 +130,19 @@ private:
 /// A TMA descriptor's shape (cuTensorMapEncodeTiled): dims in elements and
 /// strides in bytes (dims 1 and up), innermost first; the box a copy moves;
 /// the shared-memory swizzle in bytes (0, 32, 64, 128). Out-of-bounds
-/// elements read as zero and are not written.
+/// elements read as zero and are not written. `elementStrides` (empty: all
+/// 1) is the traversal stride of each dim. With `lower` and `upper` (a
+/// corner per spatial dim of a channels-last [C, spatial..., N] tensor) the
+/// map is an im2col one (cuTensorMapEncodeIm2col): the box is channels per
+/// pixel by pixels per column.
 struct TensorMapSpec {
   int elementBytes = 2;
   std::vector<uint64_t> dims, strides;
   std::vector<uint32_t> box;
   int swizzleBytes = 128;
+  std::vector<int> lower, upper;
+  std::vector<uint32_t> elementStrides;
+  bool im2col() const { return !lower.empty(); }
 };
 
 /// Encodes the 128-byte CUtensorMap of `spec` over device address `address`

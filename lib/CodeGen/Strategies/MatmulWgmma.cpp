@@ -56,6 +56,9 @@
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/Builders.h"
 
+#include <array>
+#include <optional>
+
 using namespace mlir;
 
 namespace fusec::codegen {
@@ -63,6 +66,39 @@ namespace fusec::codegen {
 namespace {
 
 constexpr int kConsumerRegs = 232, kProducerRegs = 40;
+
+/// Whether `taps` (each an offset per dim) is a window's grid, row-major:
+/// tap j's offset along dim i is first_i + ((j / Π_{i' > i} count_i') mod
+/// count_i) step_i. Then (first, count, step) per dim.
+std::optional<SmallVector<std::array<int64_t, 3>, 3>>
+tapGrid(ArrayRef<SmallVector<int64_t, 3>> taps) {
+  if (taps.empty())
+    return std::nullopt;
+  size_t dims = taps[0].size();
+  SmallVector<std::array<int64_t, 3>, 3> grid(dims);
+  int64_t inner = 1;
+  for (int64_t i = static_cast<int64_t>(dims) - 1; i >= 0; --i) {
+    int64_t first = taps[0][i], count = 1;
+    while (count * inner < static_cast<int64_t>(taps.size()) &&
+           taps[count * inner][i] != first)
+      ++count;
+    int64_t step = count > 1 ? taps[inner][i] - first : 0;
+    grid[i] = {first, count, step};
+    inner *= count;
+  }
+  if (inner != static_cast<int64_t>(taps.size()))
+    return std::nullopt;
+  for (auto [j, tap] : llvm::enumerate(taps)) {
+    int64_t rest = static_cast<int64_t>(j);
+    for (int64_t i = static_cast<int64_t>(dims) - 1; i >= 0; --i) {
+      auto [first, count, step] = grid[i];
+      if (tap[i] != first + (rest % count) * step)
+        return std::nullopt;
+      rest /= count;
+    }
+  }
+  return grid;
+}
 constexpr int kGroupM = 8;
 
 class MatmulWgmmaEmitter : public TmaMatmulEmitter {
@@ -317,7 +353,8 @@ TensorMapAttr TmaMatmulEmitter::tensorMap(const OperandView &view, int64_t slot,
   add(view.dims[rank - 2], boxRows, false);
   for (int64_t d = static_cast<int64_t>(rank) - 3; d >= 0; --d)
     add(view.dims[d], 1, true);
-  return TensorMapAttr::get(kernel.getContext(), slot, bytes, dims, strides, box, 128);
+  return TensorMapAttr::get(kernel.getContext(), slot, bytes, dims, strides, box, 128, {}, {},
+                            {});
 }
 
 SmallVector<TensorMapAttr> TmaMatmulEmitter::tensorMaps() {
@@ -327,8 +364,38 @@ SmallVector<TensorMapAttr> TmaMatmulEmitter::tensorMaps() {
   };
   SmallVector<TensorMapAttr> maps;
   // lhs: row-major [M, K] is K-major (one box of 64 K x M rows); [K, M]
-  // (transposed) is MN-major (boxes of 64 M x 64 K).
-  maps.push_back(l.transposeLhs ? map(l.lhsView, 64, t.k) : map(l.lhsView, t.k, t.m));
+  // (transposed) is MN-major (boxes of 64 M x 64 K). A convolution's
+  // im2col lhs: the channels-last input [N, spatial..., C0] as [C0,
+  // spatial (innermost first)..., N], 64 channels by the tile's rows of
+  // output positions a load; the pixel box runs from -low_i over (O_i - 1)
+  // s_i + 1 positions of each spatial dim (its upper corner relative to the
+  // last position), traversed at the convolution's strides.
+  if (l.im2col) {
+    const Im2colLhs &c = *l.im2col;
+    auto type = cast<RankedTensorType>(l.lhsView.arg.getType());
+    int64_t rank = type.getRank(), sp = rank - 2;
+    SmallVector<int64_t> dims, strides, box = {t.k, t.m}, lower, upper, steps = {1};
+    int64_t stride = bytes;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (d != rank - 1)
+        strides.push_back(stride);
+      dims.push_back(type.getDimSize(d));
+      stride *= type.getDimSize(d);
+    }
+    for (int64_t i = sp - 1; i >= 0; --i) {
+      lower.push_back(-c.low[i]);
+      upper.push_back((c.out[i] - 1) * c.strides[i] + 1 - c.input[i] - c.low[i]);
+      steps.push_back(c.strides[i]);
+      box.push_back(1);
+    }
+    steps.push_back(1);
+    bool strided = llvm::any_of(c.strides, [](int64_t v) { return v != 1; });
+    maps.push_back(TensorMapAttr::get(kernel.getContext(), l.lhsView.arg.getArgNumber(), bytes,
+                                      dims, strides, box, 128, lower, upper,
+                                      strided ? steps : SmallVector<int64_t>()));
+  } else {
+    maps.push_back(l.transposeLhs ? map(l.lhsView, 64, t.k) : map(l.lhsView, t.k, t.m));
+  }
   // rhs: row-major [K, N] is MN-major (boxes of 64 N x 64 K); [N, K] is
   // K-major (one box of 64 K x N).
   for (const OperandView &rhs : l.rhsViews)
@@ -402,16 +469,60 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
                         ArrayRef<Value> aBatch, ArrayRef<Value> bBatch,
                         function_ref<bool(int64_t)> want) {
     Value k0 = e.mul(kb, i32(t.k));
-    auto load = [&](int64_t map, Value dstOffset, SmallVector<Value> coords) {
+    auto load = [&](int64_t map, Value dstOffset, SmallVector<Value> coords,
+                    ValueRange offsets = ValueRange()) {
       Value dst = LLVM::AddrSpaceCastOp::create(builder, LLVM::LLVMPointerType::get(e.ctx, 7),
                                                 sharedAt(smem, dstOffset));
       Value mapPtr = map ? e.gep(tma, e.i8, e.i64c(128 * map)) : tma;
       NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          builder, dst, mapPtr, coords, full, ValueRange(), Value(), Value(),
-          NVVM::TMALoadMode::TILE, false, NVVM::CTAGroupKindAttr(), Value());
+          builder, dst, mapPtr, coords, full, offsets, Value(), Value(),
+          offsets.empty() ? NVVM::TMALoadMode::TILE : NVVM::TMALoadMode::IM2COL, false,
+          NVVM::CTAGroupKindAttr(), Value());
     };
     if (want(0)) {
-      if (l.shifted) {
+      if (l.im2col) {
+        // Implicit GEMM by TMA im2col: k-block kb reads tap kb / (C / 64),
+        // channels from (kb mod C / 64) 64, for the tile's output positions
+        // from row m0's, (n, q...): the load starts at the input position
+        // q_i s_i - low_i, each spatial dim shifted by the tap's offset
+        // (a select chain over the taps; one thread, once a k-block).
+        const Im2colLhs &c = *l.im2col;
+        int64_t sp = static_cast<int64_t>(c.out.size()), perTap = c.channels / t.k;
+        Value tap = e.udiv(kb, i32(perTap));
+        Value c0 = e.mul(e.urem(kb, i32(perTap)), i32(t.k));
+        SmallVector<Value> coords = {c0};
+        Value rest = m0;
+        for (int64_t i = sp - 1; i >= 0; --i) {
+          Value q = e.urem(rest, i32(c.out[i]));
+          rest = e.udiv(rest, i32(c.out[i]));
+          coords.push_back(e.sub(e.mul(q, i32(c.strides[i])), i32(c.low[i])));
+        }
+        coords.push_back(rest);
+        // A window's taps (row-major over the kernel's dims, offsets
+        // first + t_i d_i) by arithmetic on the tap's index; other lists by
+        // a select chain.
+        SmallVector<Value> offsets;
+        Type i16 = builder.getI16Type();
+        std::optional<SmallVector<std::array<int64_t, 3>, 3>> grid = tapGrid(c.taps);
+        Value within = tap;
+        for (int64_t i = sp - 1; i >= 0; --i) {
+          Value off;
+          if (grid) {
+            auto [first, count, step] = (*grid)[i];
+            Value ti = i == 0 ? within : e.urem(within, i32(count));
+            within = e.udiv(within, i32(count));
+            off = e.add(e.mul(ti, i32(step)), i32(first));
+          } else {
+            off = i32(c.taps[0][i]);
+            for (auto [j, taps] : llvm::enumerate(c.taps))
+              if (j && taps[i] != c.taps[0][i])
+                off = e.select(e.icmp(LLVM::ICmpPredicate::eq, tap, i32(static_cast<int64_t>(j))),
+                               i32(taps[i]), off);
+          }
+          offsets.push_back(e.trunc(i16, off));
+        }
+        load(0, stage, coords, offsets);
+      } else if (l.shifted) {
         // Implicit GEMM: k-block kb reads tap kb / (C / 64), channels from
         // (kb mod C / 64) 64, rows from m0 + δ of phase φ (a select chain
         // over the taps: one thread, once a k-block).

@@ -722,6 +722,39 @@ func.func @tensor_map_box(%a: tensor<16x64xbf16>) -> tensor<16x64xbf16> {
 
 // -----
 
+func.func @tensor_map_im2col_corners(%a: tensor<2x7x7x64xf16>) -> tensor<2x7x7x64xf16> {
+  // expected-error @+1 {{an im2col tensor map of 4 dims needs 2 lower and upper corners, not 1 and 2}}
+  %0 = fusec.kernel (%a) {fusec.tensor_maps = [#fusec.tensor_map<slot = 0, element_bytes = 2, dims = [64, 7, 7, 2], strides = [128, 896, 6272], box = [64, 64, 1, 1], swizzle = 128, lower = [-1], upper = [-1, -1]>]} : (tensor<2x7x7x64xf16>) -> tensor<2x7x7x64xf16> {
+  ^bb0(%x: tensor<2x7x7x64xf16>):
+    fusec.yield %x : tensor<2x7x7x64xf16>
+  }
+  return %0 : tensor<2x7x7x64xf16>
+}
+
+// -----
+
+func.func @tensor_map_im2col_range(%a: tensor<2x7x7x64xf16>) -> tensor<2x7x7x64xf16> {
+  // expected-error @+1 {{im2col corner -129 is not in [-128, 127]}}
+  %0 = fusec.kernel (%a) {fusec.tensor_maps = [#fusec.tensor_map<slot = 0, element_bytes = 2, dims = [64, 7, 7, 2], strides = [128, 896, 6272], box = [64, 64, 1, 1], swizzle = 128, lower = [-129, -1], upper = [-1, -1]>]} : (tensor<2x7x7x64xf16>) -> tensor<2x7x7x64xf16> {
+  ^bb0(%x: tensor<2x7x7x64xf16>):
+    fusec.yield %x : tensor<2x7x7x64xf16>
+  }
+  return %0 : tensor<2x7x7x64xf16>
+}
+
+// -----
+
+func.func @tensor_map_element_strides(%a: tensor<2x7x7x64xf16>) -> tensor<2x7x7x64xf16> {
+  // expected-error @+1 {{element stride 9 is not in [1, 8]}}
+  %0 = fusec.kernel (%a) {fusec.tensor_maps = [#fusec.tensor_map<slot = 0, element_bytes = 2, dims = [64, 7, 7, 2], strides = [128, 896, 6272], box = [64, 64, 1, 1], swizzle = 128, lower = [-1, -1], upper = [-1, -1], element_strides = [1, 9, 1, 1]>]} : (tensor<2x7x7x64xf16>) -> tensor<2x7x7x64xf16> {
+  ^bb0(%x: tensor<2x7x7x64xf16>):
+    fusec.yield %x : tensor<2x7x7x64xf16>
+  }
+  return %0 : tensor<2x7x7x64xf16>
+}
+
+// -----
+
 func.func @tensor_map_slot(%a: tensor<16x64xbf16>) -> tensor<16x64xbf16> {
   // expected-error @+1 {{a tensor map names slot 5 of a kernel with 2 operands and results}}
   %0 = fusec.kernel (%a) {fusec.tensor_maps = [#fusec.tensor_map<slot = 5, element_bytes = 2, dims = [64, 16], strides = [128], box = [64, 8], swizzle = 128>]} : (tensor<16x64xbf16>) -> tensor<16x64xbf16> {

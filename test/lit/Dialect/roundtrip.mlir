@@ -162,6 +162,18 @@ func.func @kernel(%a: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<64xf32>, te
 
 // The attributes passes write on a kernel, typed: the launch plan, cache
 // hints, the strategy and TMA tensor maps.
+// An im2col map: the channels-last input's corners and strides.
+// CHECK-LABEL: func.func @im2col_map
+// CHECK: #fusec.tensor_map<slot = 0, element_bytes = 2, dims = [64, 15, 14, 2], strides = [128, 1920, 26880], box = [64, 128, 1, 1], swizzle = 128, lower = [-1, -1], upper = [-1, -2], element_strides = [1, 2, 2, 1]>
+func.func @im2col_map(%a: tensor<2x14x15x64xf16>) -> tensor<2x14x15x64xf16> {
+  %r = fusec.kernel "k" (%a) {fusec.tensor_maps = [#fusec.tensor_map<slot = 0, element_bytes = 2, dims = [64, 15, 14, 2], strides = [128, 1920, 26880], box = [64, 128, 1, 1], swizzle = 128, lower = [-1, -1], upper = [-1, -2], element_strides = [1, 2, 2, 1]>]}
+      : (tensor<2x14x15x64xf16>) -> tensor<2x14x15x64xf16> {
+  ^bb0(%x: tensor<2x14x15x64xf16>):
+    fusec.yield %x : tensor<2x14x15x64xf16>
+  }
+  return %r : tensor<2x14x15x64xf16>
+}
+
 // CHECK-LABEL: func.func @kernel_attributes
 // CHECK: fusec.cache_hints = [#fusec<cache_hint stream>, #fusec<cache_hint keep>]
 // CHECK-SAME: fusec.launch = #fusec.launch<strategy = row_cta, grid = 16, block = 1024, vector = 8, rows = 1, smem = 256, regs = 56>
