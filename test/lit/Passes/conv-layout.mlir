@@ -8,9 +8,25 @@
 // and no im2col matrix is written. Only the block's input is transposed,
 // once for both convolutions that read it (CSE after the lowering). The
 // biases are broadcast from [1, K, 1, 1], as the ONNX importer writes them.
-// RUN: fusec-opt %s --fusec-fuse | FileCheck %s
-// RUN: fusec-run --verify-pipeline="fusec-fuse" %s | FileCheck %s --check-prefix=SAME
+// Under FUSEC_CONV_IM2COL=1 (the IM2COL lines) the 3x3 convolution's
+// matmul reads the 1x1's channels-last result by TMA im2col: no padded
+// layout, exactly one row an output position, no slice.
+// RUN: env FUSEC_CONV_IM2COL=0 fusec-opt %s --fusec-fuse | FileCheck %s
+// RUN: env FUSEC_CONV_IM2COL=0 fusec-run --verify-pipeline="fusec-fuse" %s | FileCheck %s --check-prefix=SAME
+// RUN: env FUSEC_CONV_IM2COL=1 fusec-opt %s --fusec-fuse | FileCheck %s --check-prefix=IM2COL
+// RUN: env FUSEC_CONV_IM2COL=1 fusec-run --verify-pipeline="fusec-fuse" %s | FileCheck %s --check-prefix=SAME
 // SAME: match
+
+// IM2COL-LABEL: func.func @rn
+// IM2COL: fusec.kernel "k0_transpose"(%arg0)
+// IM2COL-NOT: {{_transpose"|conv_pad|conv_window}}
+// IM2COL: fusec.kernel "k2_matmul_max"{{.*}} -> tensor<2x64x64xf16>
+// IM2COL-NOT: {{_transpose"|conv_pad|conv_window}}
+// IM2COL: fusec.kernel "k3_matmul_max"(%{{.*}}) {{.*}}: (tensor<2x8x8x64xf16>, tensor<64x576xf16>, tensor<64xf16>) -> tensor<128x64xf16>
+// IM2COL-NOT: {{_transpose"|conv_pad|conv_window}}
+// IM2COL: fusec.kernel "k4_matmul_max"
+// IM2COL: fusec.kernel "k6_reduce"
+// IM2COL-NOT: fusec.kernel
 
 // CHECK-LABEL: func.func @rn
 // CHECK: fusec.kernel "k0_transpose"(%arg0)

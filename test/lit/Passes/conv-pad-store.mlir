@@ -6,12 +6,13 @@
 // code generation marks the output fusec.zero_init, and the JIT zeroes its
 // buffer once. The fused graph computes the same values (--verify-pipeline),
 // and the GPU run of examples/convnet.mlir checks the zero-filled buffers
-// against the interpreter.
-// RUN: fusec-opt %s --fusec-fuse | FileCheck %s
-// RUN: fusec-run --verify-pipeline="fusec-fuse" %s --function=bottleneck | FileCheck %s --check-prefix=SAME
-// RUN: fusec-run --verify-pipeline="fusec-fuse" %s --function=strided | FileCheck %s --check-prefix=SAME
+// against the interpreter. This is the padded-grid path
+// (FUSEC_CONV_IM2COL=0); with TMA im2col no padded layout is written.
+// RUN: env FUSEC_CONV_IM2COL=0 fusec-opt %s --fusec-fuse | FileCheck %s
+// RUN: env FUSEC_CONV_IM2COL=0 fusec-run --verify-pipeline="fusec-fuse" %s --function=bottleneck | FileCheck %s --check-prefix=SAME
+// RUN: env FUSEC_CONV_IM2COL=0 fusec-run --verify-pipeline="fusec-fuse" %s --function=strided | FileCheck %s --check-prefix=SAME
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
+// RUN: env FUSEC_CONV_IM2COL=0 fusec-opt %s --fusec-pipeline --fusec-codegen="dump-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=ZERO < %t/out.mlir
 // RUN: %python %S/../CodeGen/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/bottleneck.k1_matmul_max.ptx %t/strided.k1_matmul_max.ptx
 // REQUIRES: ptxas

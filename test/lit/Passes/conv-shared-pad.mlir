@@ -6,12 +6,14 @@
 // meaning (interpreter, before and after): same and asymmetric padding,
 // strides 2 and 3, dilations, 1-D, 3-D, a 3-channel stem, a wide filter.
 // FUSEC_CONV_SHARED_PAD=0 keeps the whole window's pitch (the NOSHARE lines).
+// This is the padded-grid path: FUSEC_CONV_IM2COL=0 (conv-im2col.mlir has
+// the TMA im2col one).
 // RUN: for f in same3 asym_lo asym_hi s2p3 s2p1 s2p2k5 dil2 dil3 k5p2 pad1x1 oned threed c3stem wide s3; do \
-// RUN:   fusec-run %s --function=$f --verify-pipeline="fusec-pipeline{target=h200}"; done | FileCheck %s --check-prefix=SAME
+// RUN:   env FUSEC_CONV_IM2COL=0 fusec-run %s --function=$f --verify-pipeline="fusec-pipeline{target=h200}"; done | FileCheck %s --check-prefix=SAME
 // SAME-COUNT-15: PASS: {{.*}} keeps the graph's meaning
-// RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
-// RUN: env FUSEC_CONV_SHARED_PAD=0 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s --check-prefix=NOSHARE
-// RUN: fusec-compile %s --target=h200 --emit=ptx -o /dev/null
+// RUN: env FUSEC_CONV_IM2COL=0 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
+// RUN: env FUSEC_CONV_IM2COL=0 FUSEC_CONV_SHARED_PAD=0 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s --check-prefix=NOSHARE
+// RUN: env FUSEC_CONV_IM2COL=0 fusec-compile %s --target=h200 --emit=ptx -o /dev/null
 
 // 3x3 over 7x7, padded by 1: 8 x 8 positions an image (2 x 64 rows, and
 // 2 x 8 + 2 rows of zeros the last taps read), not 9 x 9.
