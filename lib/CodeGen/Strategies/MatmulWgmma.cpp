@@ -19,7 +19,9 @@
 //   broadcast dim reads coordinate 0). Ragged M, N and K read zeros past the
 //   edges (TMA bounds). A convolution's implicit GEMM (ShiftedLhs) reads
 //   each lhs k-block from its tap's row window of the padded input: row
-//   m0 + δ and phase φ of the tap the k-block lies in.
+//   m0 + δ and phase φ of the tap the k-block lies in; by TMA im2col
+//   (Im2colLhs) from the channels-last input itself: one im2col load from
+//   row m0's output position with the tap's offsets.
 // - A persistent grid of at most one CTA per SM over the work units in
 //   grouped order (8 tile rows a group, so the columns a group reads stay in
 //   L2). With split-K (few tiles, long K: decode) a unit is a part of K of a
