@@ -351,18 +351,24 @@ bool tmaReadable(const OperandView &view, int64_t inner, int64_t elementBytes, s
 struct ShiftedLhsOf : ShiftedLhs {
   Value source;
 };
-std::optional<ShiftedLhsOf> shiftedLhsOf(MatmulOp op) {
-  // One window (a single tap), or several side by side.
+/// An implicit GEMM's lhs blocks along K: the operands of a concat along
+/// dim 1 read only by the matmul (several taps), or the lhs itself (one);
+/// nothing for a transposed lhs.
+std::optional<SmallVector<Value>> lhsBlocks(MatmulOp op) {
   auto concat = op.getLhs().getDefiningOp<ConcatOp>();
   if (op.getTransposeLhs() || (concat && (concat.getDim() != 1 || !concat->hasOneUse())))
     return std::nullopt;
-  SmallVector<Value> parts;
-  if (concat)
-    parts.assign(concat.getOperands().begin(), concat.getOperands().end());
-  else
-    parts.push_back(op.getLhs());
+  if (!concat)
+    return SmallVector<Value>{op.getLhs()};
+  return SmallVector<Value>(concat.getOperands().begin(), concat.getOperands().end());
+}
+
+std::optional<ShiftedLhsOf> shiftedLhsOf(MatmulOp op) {
+  auto parts = lhsBlocks(op);
+  if (!parts)
+    return std::nullopt;
   ShiftedLhsOf s;
-  for (Value part : parts) {
+  for (Value part : *parts) {
     auto r = part.getDefiningOp<ReshapeOp>();
     auto sl = r ? r.getInput().getDefiningOp<SliceOp>() : SliceOp();
     if (!sl || !r->hasOneUse() || !sl->hasOneUse() || !isa<BlockArgument>(sl.getInput()))
@@ -391,18 +397,13 @@ struct Im2colLhsOf : Im2colLhs {
   Value source;
 };
 std::optional<Im2colLhsOf> im2colLhsOf(MatmulOp op) {
-  auto concat = op.getLhs().getDefiningOp<ConcatOp>();
-  if (op.getTransposeLhs() || (concat && (concat.getDim() != 1 || !concat->hasOneUse())))
+  auto parts = lhsBlocks(op);
+  if (!parts)
     return std::nullopt;
-  SmallVector<Value> parts;
-  if (concat)
-    parts.assign(concat.getOperands().begin(), concat.getOperands().end());
-  else
-    parts.push_back(op.getLhs());
   Im2colLhsOf s;
   Value padded;
   int64_t rank = 0, sp = 0;
-  for (Value part : parts) {
+  for (Value part : *parts) {
     auto r = part.getDefiningOp<ReshapeOp>();
     auto sl = r ? r.getInput().getDefiningOp<SliceOp>() : SliceOp();
     if (!sl || !r->hasOneUse() || (padded && padded != sl.getInput()))

@@ -1644,16 +1644,25 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     Type rt = outType.getElementType();
     auto mm = MatmulOp::create(b, loc, RankedTensorType::get({n, p, k}, rt), lhs, f);
     mm.setTransposeRhs(true);
-    // [N, P, K] -> [N, spatial..., K], transposed channels first (a
-    // transpose the next convolution's cancels).
-    SmallVector<int64_t> nhwk = {n}, toFirst = {0, rank - 1};
+    replaceChannelsFirst(op, b, mm, outDims);
+    return success();
+  }
+
+  /// Replaces `op` by the GEMM result `mm` ([N, P, K] or [N P, K]) as
+  /// [N, spatial..., K], transposed channels first (a transpose the next
+  /// convolution's cancels).
+  static void replaceChannelsFirst(ConvOp op, PatternRewriter &b, Value mm,
+                                   ArrayRef<int64_t> outDims) {
+    RankedTensorType outType = op.getType();
+    int64_t rank = outType.getRank();
+    SmallVector<int64_t> nhwk = {outType.getDimSize(0)}, toFirst = {0, rank - 1};
     nhwk.append(outDims.begin(), outDims.end());
-    nhwk.push_back(k);
+    nhwk.push_back(outType.getDimSize(1));
     for (int64_t d = 1; d + 1 < rank; ++d)
       toFirst.push_back(d);
-    Value y = ReshapeOp::create(b, loc, RankedTensorType::get(nhwk, rt), mm);
+    Value y = ReshapeOp::create(b, op.getLoc(),
+                                RankedTensorType::get(nhwk, outType.getElementType()), mm);
     b.replaceOpWithNewOp<TransposeOp>(op, outType, y, toFirst);
-    return success();
   }
 
   /// Few channels and a stride (an RGB stem's 7x7 of stride 2): space to
@@ -1931,13 +1940,7 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     Type rt = outType.getElementType();
     auto mm = MatmulOp::create(b, loc, RankedTensorType::get({m, k}, rt), lhs, f);
     mm.setTransposeRhs(true);
-    SmallVector<int64_t> nhwk = {n}, toFirst = {0, rank - 1};
-    nhwk.append(outDims.begin(), outDims.end());
-    nhwk.push_back(k);
-    for (int64_t d = 1; d + 1 < rank; ++d)
-      toFirst.push_back(d);
-    Value y = ReshapeOp::create(b, loc, RankedTensorType::get(nhwk, rt), mm);
-    b.replaceOpWithNewOp<TransposeOp>(op, outType, y, toFirst);
+    replaceChannelsFirst(op, b, mm, outDims);
     return success();
   }
 
