@@ -19,6 +19,11 @@
 // RUN: FileCheck %s --check-prefix=MAPS < %t/out.mlir
 // RUN: FileCheck %s --check-prefix=PTX < %t/s3mixed.k1_matmul.ptx
 // RUN: %python %S/../CodeGen/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/same3.k1_matmul.ptx %t/s2rect.k1_matmul.ptx %t/threed.k1_matmul.ptx %t/tiles.k1_matmul.ptx
+// Blackwell's matmul_tcgen05 takes the same loads (sm_100a):
+// RUN: rm -rf %t.b && mkdir -p %t.b
+// RUN: env FUSEC_CONV_IM2COL=1 fusec-opt %s --fusec-pipeline="target=b200" --fusec-codegen="arch=sm_100a dump-dir=%t.b" -o %t.b/out.mlir
+// RUN: FileCheck %s --check-prefix=PTX < %t.b/s3mixed.k1_matmul.ptx
+// RUN: %python %S/../CodeGen/Inputs/ptxas_clean.py %ptxas sm_100a 255 %t.b/same3.k1_matmul.ptx %t.b/s3mixed.k1_matmul.ptx %t.b/threed.k1_matmul.ptx
 // REQUIRES: ptxas
 
 // The input's channels-last transpose, the filter's relayout and one
