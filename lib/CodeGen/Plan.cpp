@@ -488,9 +488,13 @@ bool im2colReadable(const Im2colLhs &c, RankedTensorType arg, int64_t tileRows,
   if (arg.getNumElements() * bytes >= (int64_t(1) << 40))
     return refuse("an im2col input of 2^40 bytes or more");
   for (size_t i = 0; i < c.out.size(); ++i) {
-    int64_t lower = -c.low[i], upper = (c.out[i] - 1) * c.strides[i] + 1 - c.input[i] - c.low[i];
+    // Each operand in range before the arithmetic (no overflow).
     if (c.strides[i] < 1 || c.strides[i] > 8)
       return refuse("an im2col traversal stride past 8");
+    if (c.low[i] > bound || c.out[i] < 1 || c.out[i] >= (int64_t(1) << 31) ||
+        c.input[i] >= (int64_t(1) << 31))
+      return refuse("an im2col corner out of the driver's range");
+    int64_t lower = -c.low[i], upper = (c.out[i] - 1) * c.strides[i] + 1 - c.input[i] - c.low[i];
     if (lower < -bound || upper < -bound || upper >= bound)
       return refuse("an im2col corner out of the driver's range");
     for (const auto &tap : c.taps)

@@ -1898,18 +1898,22 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     int64_t k = outType.getDimSize(1), c = (c0 + 63) / 64 * 64;
     Type et = in.getElementType();
     int64_t bound = rank == 3 ? 32768 : rank == 4 ? 128 : 16, m = n;
-    if (rank > 5 || (c0 * et.getIntOrFloatBitWidth() / 8) % 16)
+    if (rank > 5 || n < 1 || c0 % 8 || (c0 * et.getIntOrFloatBitWidth() / 8) % 16)
       return failure();
     for (int64_t i = 0; i < sp; ++i) {
-      int64_t extent = in.getDimSize(i + 2);
-      int64_t upper = (outDims[i] - 1) * w.strides[i] + 1 - extent - w.padLow[i];
-      if (w.padLow[i] < 0 || w.padHigh[i] < 0 || w.strides[i] > 8 || w.padLow[i] > bound ||
-          upper < -bound || upper >= bound || (w.kernel[i] - 1) * w.dilations[i] >= bound)
+      // Every operand in range before any arithmetic on it (no overflow);
+      // rows past 2^31 keep the grid path, which refuses them too.
+      int64_t extent = in.getDimSize(i + 2), o = outDims[i];
+      if (w.padLow[i] < 0 || w.padHigh[i] < 0 || w.padLow[i] > bound || w.strides[i] < 1 ||
+          w.strides[i] > 8 || w.dilations[i] < 1 || w.dilations[i] >= bound ||
+          w.kernel[i] < 1 || w.kernel[i] > bound || o < 1 || extent >= (int64_t(1) << 31) ||
+          o >= (int64_t(1) << 31) || m >= (int64_t(1) << 31) / o)
         return failure();
-      m *= outDims[i];
+      int64_t upper = (o - 1) * w.strides[i] + 1 - extent - w.padLow[i];
+      if (upper < -bound || upper >= bound || (w.kernel[i] - 1) * w.dilations[i] >= bound)
+        return failure();
+      m *= o;
     }
-    if (m >= (int64_t(1) << 31))
-      return failure();
     Value root;
     if (!argumentChain(op.getInput(), op, root).empty())
       return failure();
