@@ -1886,7 +1886,8 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
   /// is written). Where the driver's ranges allow it: channels a multiple
   /// of 16 bytes, padding >= 0, strides <= 8, and the pixel box's corners
   /// and the taps' offsets within 8 bits (2-D; 16 in 1-D, 5 in 3-D). A
-  /// network input's movement chain (a stem's) keeps conv_pad.
+  /// network input's movement chain that pads or folds (a stem's) keeps
+  /// conv_pad.
   LogicalResult im2colGemm(ConvOp op, PatternRewriter &b, const Window &w,
                            ArrayRef<int64_t> outDims) const {
     const char *knob = std::getenv("FUSEC_CONV_IM2COL");
@@ -1914,9 +1915,14 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
         return failure();
       m *= o;
     }
+    // A network input's chain that pads, cuts or folds (a stem's, after
+    // space to depth or tap folding) stays in conv_pad, which traces it
+    // into a gather; a chain of transposes and reshapes (a channels-last
+    // argument) is read as it is.
     Value root;
-    if (!argumentChain(op.getInput(), op, root).empty())
-      return failure();
+    for (Operation *o : argumentChain(op.getInput(), op, root))
+      if (!isa<TransposeOp, ReshapeOp>(o))
+        return failure();
     SmallVector<SmallVector<int64_t, 4>> taps = windowTaps(w);
     int64_t t = static_cast<int64_t>(taps.size());
     SmallVector<int64_t> toLast = {0}, nhwc = {n};

@@ -9,10 +9,10 @@
 // and 8, read as 128 and 64), several tiles across images, a bottleneck
 // (1x1, 3x3, 1x1 with bias and ReLU) whose layout transposes cancel. 12
 // input channels (24 bytes, not a multiple of TMA's 16) keep conv_pad.
-// RUN: for f in same3 c96 c8 s2rect s2_1x1 s3mixed dil2 asym oned threed tiles c12 bottleneck; do \
+// RUN: for f in same3 c96 c8 s2rect s2_1x1 s3mixed dil2 asym oned threed tiles c12 bottleneck nhwc_arg; do \
 // RUN:   env FUSEC_CONV_IM2COL=1 fusec-run %s --function=$f --verify-pipeline="fusec-pipeline{target=h200}"; \
 // RUN:   fusec-run %s --function=$f --verify-pipeline="fusec-pipeline{target=h200}"; done | FileCheck %s --check-prefix=SAME
-// SAME-COUNT-26: PASS: {{.*}} keeps the graph's meaning
+// SAME-COUNT-28: PASS: {{.*}} keeps the graph's meaning
 // RUN: env FUSEC_CONV_IM2COL=1 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: env FUSEC_CONV_IM2COL=1 fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t" -o %t/out.mlir
@@ -48,6 +48,15 @@
 // CHECK: fusec.kernel "k2_matmul_max"{{.*}}strategy = matmul_wgmma
 // CHECK-NOT: {{conv_pad|conv_window|_transpose}}
 // CHECK: fusec.kernel "k3_matmul"{{.*}}strategy = matmul_wgmma
+// A channels-last argument (its transposes to NCHW and back cancel the
+// lowering's): the matmul reads it directly, no kernel before it but the
+// filter's relayout.
+// CHECK-LABEL: func.func @nhwc_arg
+// CHECK-NOT: {{conv_pad|conv_window|_transpose}}
+// CHECK: fusec.kernel "filter_im2col"
+// CHECK-NEXT: ^bb0
+// CHECK-NOT: {{conv_pad|conv_window|_transpose}}
+// CHECK: fusec.kernel "k0_matmul"(%arg0, %{{.*}}){{.*}}strategy = matmul_wgmma{{.*}} -> tensor<98x64xf16>
 // CHECK-LABEL: func.func @tail
 
 // The maps, innermost first: [C, W, H, N], the pixel box's corners (lower
@@ -141,6 +150,13 @@ func.func @bottleneck(%x: tensor<2x256x10x9xf16>, %w1: tensor<64x256x1x1xf16>, %
   %c2 = fusec.max %c1, %z : tensor<2x64x10x9xf16>
   %d = fusec.conv %c2, %w3 {} : (tensor<2x64x10x9xf16>, tensor<256x64x1x1xf16>) -> tensor<2x256x10x9xf16>
   return %d : tensor<2x256x10x9xf16>
+}
+
+func.func @nhwc_arg(%xh: tensor<2x7x7x64xf16>, %w: tensor<64x64x3x3xf16>) -> tensor<2x7x7x64xf16> {
+  %x = fusec.transpose %xh perm [0, 3, 1, 2] : tensor<2x7x7x64xf16> -> tensor<2x64x7x7xf16>
+  %y = fusec.conv %x, %w {pad_low = array<i64: 1, 1>, pad_high = array<i64: 1, 1>} : (tensor<2x64x7x7xf16>, tensor<64x64x3x3xf16>) -> tensor<2x64x7x7xf16>
+  %yh = fusec.transpose %y perm [0, 2, 3, 1] : tensor<2x64x7x7xf16> -> tensor<2x7x7x64xf16>
+  return %yh : tensor<2x7x7x64xf16>
 }
 
 func.func @tail(%x: tensor<1x8xf16>) -> tensor<1x8xf16> {
