@@ -7,7 +7,9 @@ layer) and against eager PyTorch and torch.compile (end to end), one run.
    `fusec-run --no-check --json` (every kernel it becomes timed: today the
    im2col movement kernel, the filter's relayout and the wgmma matmul), and
    `torch.nn.functional.conv2d` on the same shape (cuDNN; channels-last and
-   NCHW, the faster counted). TFLOP/s = 2·N·K·P·C·taps / time.
+   NCHW, the faster counted). TFLOP/s = 2·N·K·P·C·taps / time. Each layer
+   also as a network runs it (`fusec_nhwc_*`): channels-last activations
+   and a constant filter, against cuDNN channels last.
 2. End to end: ResNet-50 and ViT-B/16 built from transformers' module code
    (ResNetConfig() and ViTConfig() are those architectures; random weights,
    seeded, eval, fp16, 1000 classes), exported by torch.onnx.export
@@ -116,14 +118,17 @@ def bench_layer(name, c, k, h, kernel, stride, work):
 }}
 """)
     # The layer as it runs inside a network: channels-last input and
-    # output (the transposes cancel against the conversion fusec makes), so
-    # fusec's time is its padding kernel (3x3) and matmul, against cuDNN's
-    # channels-last convolution. The filter stays an argument (relaid by a
-    # kernel; in a network a constant filter is relaid at compile time).
+    # output (the transposes cancel against the conversion fusec makes)
+    # and a constant filter (an ONNX initializer: fusec relays it out at
+    # compile time), so fusec's time is the convolution's own kernels
+    # (the matmul; a padding kernel where the lhs is not read by TMA
+    # im2col), against cuDNN's channels-last convolution.
     nhwc = os.path.join(work, f"{name}-nhwc.mlir")
     XH, YH = f"tensor<{n}x{h}x{h}x{c}xf16>", f"tensor<{n}x{o}x{o}x{k}xf16>"
+    wconst = np.random.default_rng(7).standard_normal((k, c, kernel, kernel)).astype("<f2")
     with open(nhwc, "w") as f:
-        f.write(f"""func.func @conv(%xh: {XH}, %w: {W}) -> {YH} {{
+        f.write(f"""func.func @conv(%xh: {XH}) -> {YH} {{
+  %w = fusec.constant dense<"0x{wconst.tobytes().hex().upper()}"> : {W}
   %x = fusec.transpose %xh perm [0, 3, 1, 2] : {XH} -> {X}
   %y = {conv}
   %yh = fusec.transpose %y perm [0, 2, 3, 1] : {Y} -> {YH}
