@@ -14,10 +14,21 @@
 #        must start; default 330);
 #     4. head transposes, narrow tiles against 64 x 64, alternated twice,
 #        where time is left (TRANSPOSE_BEFORE, default 500).
+#   PART=b bash bench/stop56-gpu.sh
+#     ResNet-50 and ViT-B/16 end to end with im2col on (as the default
+#     after stop 56; FUSEC_CONV_IM2COL=1 for binaries staged before it),
+#     and under FUSEC_CONV_IM2COL=0, same run.
 # Needs .device/ from FUSEC_GPU_TOOLS="fusec-run" bash bench/stage-gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source bench/gpu-env.sh
+if [ "${PART:-a}" = b ]; then
+  FUSEC_CONV_IM2COL=1 OUT=$OUT/models CONV_ONLY=models CONV_FUSEC_VARIANTS="FUSEC_CONV_IM2COL=0" \
+    timeout 560 python3 bench/convnets.py > "$OUT/models.log" 2>&1
+  echo "models rc=$? ($(el))"
+  grep "^{" "$OUT/models.log" | cut -c1-400; sed -n "/^model /,\$p" "$OUT/models.log"
+  exit 0
+fi
 S=$OUT/summary.txt; : > "$S"; L=$OUT/logs; mkdir -p "$L"
 pass=0; fail=0
 for t in test/lit/Passes/conv-im2col.mlir test/lit/Passes/conv-shared-pad.mlir test/lit/Passes/conv-transposed.mlir test/lit/Passes/conv-pointwise-filter.mlir examples/resblock.mlir examples/convnet.mlir; do
