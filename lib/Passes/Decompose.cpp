@@ -1580,9 +1580,9 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     // A 1x1 convolution is a matmul on the channels-last input as it is;
     // every other one in 16-bit floats an implicit GEMM.
     Type elem = in.getElementType();
-    // TMA's im2col mode (FUSEC_CONV_IM2COL=1) reads an activation of at
-    // least a k-block of channels as it is; fewer channels (a stem's) fold
-    // their phases and taps into the channels first.
+    // TMA's im2col mode (unless FUSEC_CONV_IM2COL=0) reads an activation
+    // of at least a k-block of channels as it is; fewer channels (a stem's)
+    // fold their phases and taps into the channels first.
     if (!pointwise && (elem.isF16() || elem.isBF16()) && c >= 64 &&
         succeeded(im2colGemm(op, b, w, outDims)))
       return success();
@@ -1876,7 +1876,8 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     });
   }
 
-  /// Implicit GEMM read by TMA's im2col mode (FUSEC_CONV_IM2COL=1): the
+  /// Implicit GEMM read by TMA's im2col mode (the default; FUSEC_CONV_IM2COL=0
+  /// keeps the padded grid of implicitGemm): the
   /// conv_window kernel is the im2col matrix [M, T·C] of the channels-last
   /// input itself, M = N Π O_i exactly (no grid of padded positions): each
   /// tap's block a strided slice of the input zero-padded (spatially, and
@@ -1891,7 +1892,7 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
   LogicalResult im2colGemm(ConvOp op, PatternRewriter &b, const Window &w,
                            ArrayRef<int64_t> outDims) const {
     const char *knob = std::getenv("FUSEC_CONV_IM2COL");
-    if (!knob || std::string_view(knob) != "1")
+    if (knob && std::string_view(knob) == "0")
       return failure();
     Location loc = op.getLoc();
     RankedTensorType in = op.getInput().getType(), outType = op.getType();
