@@ -1156,8 +1156,8 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
                         : s.movement ? Strategy::movement
                                      : Strategy::elementwise;
     // A transpose that moves the last dim: tiles through shared memory (64
-    // x 64; under FUSEC_TRANSPOSE_NARROW=1, 16 or 32 wide to fit a narrow
-    // last dim), 8 CTAs of 256 threads an SM, a grid-stride loop over the
+    // x 64, or 16 or 32 wide to fit a narrow last dim unless
+    // FUSEC_TRANSPOSE_NARROW=0), 8 CTAs of 256 threads an SM, a grid-stride loop over the
     // tiles (Transpose.cpp).
     if (s.movement && !matmul)
       if (auto t = codegen::tiledTransposeOf(kernel, s.domain)) {

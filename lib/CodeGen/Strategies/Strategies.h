@@ -34,8 +34,8 @@ struct TiledTranspose {
   mlir::BlockArgument source;
   int64_t inner = 0;
   /// The tile: tileJ along the output's dim `inner` (the argument's last
-  /// dim), tileL along the output's last dim. 64 x 64, or (under
-  /// FUSEC_TRANSPOSE_NARROW=1) where the output's last dim is 16 or 32 or
+  /// dim), tileL along the output's last dim. 64 x 64, or (unless
+  /// FUSEC_TRANSPOSE_NARROW=0) where the output's last dim is 16 or 32 or
   /// less, that many wide and up to 4096 / that long (a head transpose to
   /// [B, D, S, H] with 16 heads).
   int64_t tileJ = 64, tileL = 64;

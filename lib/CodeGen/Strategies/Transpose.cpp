@@ -6,11 +6,12 @@
 // strides through memory and each 32-byte sector serves one element. Here
 // a CTA of 256 threads takes a tile of the output's plane (dim j, where the
 // argument's last dim lands, and the output's last dim) for one position of
-// the other dims: 64 x 64, or (FUSEC_TRANSPOSE_NARROW=1, not yet timed
-// beside 64 x 64 in one run) 16 or 32 wide along a last dim that narrow and up to 4096 / that
-// long along j (a head transpose to [B, D, S, H] with 16 heads otherwise
-// leaves three quarters of its threads past the edge). A thread takes `vector` consecutive elements on either side (the
-// plan's; 1 for booleans or sides it does not divide):
+// the other dims: 64 x 64, or (unless FUSEC_TRANSPOSE_NARROW=0) 16 or 32
+// wide along a last dim that narrow and up to 4096 / that long along j (a
+// head transpose to [B, D, S, H] with 16 heads otherwise leaves three
+// quarters of its threads past the edge). A thread takes `vector`
+// consecutive elements on either side (the plan's; 1 for booleans or sides
+// it does not divide):
 //  1. it reads the tile from the argument along the argument's last dim
 //     (one vector load a thread a pass, all passes in flight) into shared
 //     memory, in the compute type, rows padded (by 1, or by 2 at 16 wide,
@@ -70,12 +71,13 @@ std::optional<TiledTranspose> tiledTransposeOf(KernelOp kernel, ArrayRef<int64_t
     if (cast<RankedTensorType>(r.getType()).getShape() != domain)
       return std::nullopt;
   TiledTranspose t{only, source, j};
-  // Narrow tiles only under FUSEC_TRANSPOSE_NARROW=1 for now: they match
-  // the interpreter on the GPU (125 transposes, memcheck clean: bench/
-  // results/2026-12-07-h100-stop54), but have not yet been timed beside 64
-  // x 64 in one run (across runs on an H100, [8, 2048, 16, 128] bf16 to
-  // [B, D, S, H] took 56 us against 80).
-  if (const char *v = std::getenv("FUSEC_TRANSPOSE_NARROW"); !v || *v != '1')
+  // Narrow tiles where the output's last dim is narrow (FUSEC_TRANSPOSE_
+  // NARROW=0: always 64 x 64). They match the interpreter on the GPU (125
+  // transposes, memcheck clean: bench/results/2026-12-07-h100-stop54); in
+  // one run on an H100 (bench/results/2026-12-07-h100-stop56), [8, 2048,
+  // 16, 128] bf16 to [B, D, S, H] took 59-60 us against 74-75, and with 32
+  // heads 108 against 108-110.
+  if (const char *v = std::getenv("FUSEC_TRANSPOSE_NARROW"); v && *v == '0')
     return t;
   t.tileL = domain[rank - 1] <= 16 ? 16 : domain[rank - 1] <= 32 ? 32 : 64;
   t.tileJ = 64;
