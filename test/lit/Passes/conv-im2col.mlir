@@ -1,33 +1,40 @@
-// Implicit GEMM by TMA's im2col mode (FUSEC_CONV_IM2COL=1): the matmul
+// Implicit GEMM by TMA's im2col mode (the default; FUSEC_CONV_IM2COL=0
+// keeps the padded grid of conv-shared-pad.mlir): the matmul
 // kernel reads each k-block (one tap's 64 channels for the tile's output
 // positions) from the channels-last input itself, the padding and the
 // channels past the input's read as TMA's out-of-bounds zeros. No conv_pad
 // kernel, no padded tensor, no grid rows past the output. Every case keeps
-// the graph's meaning (interpreter, before and after) with and without the
-// flag: same and asymmetric padding, strides 2 and 3 (mixed), a strided
+// the graph's meaning (interpreter, before and after) by im2col and on the
+// padded grid: same and asymmetric padding, strides 2 and 3 (mixed), a strided
 // 1x1, dilation, 1-D and 3-D, channels that are not a multiple of 64 (96
 // and 8, read as 128 and 64), several tiles across images, a bottleneck
 // (1x1, 3x3, 1x1 with bias and ReLU) whose layout transposes cancel. 12
 // input channels (24 bytes, not a multiple of TMA's 16) keep conv_pad.
 // RUN: for f in same3 c96 c8 s2rect s2_1x1 s3mixed dil2 asym oned threed tiles c12 bottleneck nhwc_arg; do \
-// RUN:   env FUSEC_CONV_IM2COL=1 fusec-run %s --function=$f --verify-pipeline="fusec-pipeline{target=h200}"; \
-// RUN:   fusec-run %s --function=$f --verify-pipeline="fusec-pipeline{target=h200}"; done | FileCheck %s --check-prefix=SAME
+// RUN:   fusec-run %s --function=$f --verify-pipeline="fusec-pipeline{target=h200}"; \
+// RUN:   env FUSEC_CONV_IM2COL=0 fusec-run %s --function=$f --verify-pipeline="fusec-pipeline{target=h200}"; done | FileCheck %s --check-prefix=SAME
 // SAME-COUNT-28: PASS: {{.*}} keeps the graph's meaning
+// RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
 // RUN: env FUSEC_CONV_IM2COL=1 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
+// RUN: env FUSEC_CONV_IM2COL=0 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s --check-prefix=GRID
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: env FUSEC_CONV_IM2COL=1 fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t" -o %t/out.mlir
+// RUN: fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=MAPS < %t/out.mlir
 // RUN: FileCheck %s --check-prefix=PTX < %t/s3mixed.k1_matmul.ptx
 // RUN: %python %S/../CodeGen/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/same3.k1_matmul.ptx %t/s2rect.k1_matmul.ptx %t/threed.k1_matmul.ptx %t/tiles.k1_matmul.ptx
 // Blackwell's matmul_tcgen05 takes the same loads (sm_100a):
 // RUN: rm -rf %t.b && mkdir -p %t.b
-// RUN: env FUSEC_CONV_IM2COL=1 fusec-opt %s --fusec-pipeline="target=b200" --fusec-codegen="arch=sm_100a dump-dir=%t.b" -o %t.b/out.mlir
+// RUN: fusec-opt %s --fusec-pipeline="target=b200" --fusec-codegen="arch=sm_100a dump-dir=%t.b" -o %t.b/out.mlir
 // RUN: FileCheck %s --check-prefix=PTX < %t.b/s3mixed.k1_matmul.ptx
 // RUN: %python %S/../CodeGen/Inputs/ptxas_clean.py %ptxas sm_100a 255 %t.b/same3.k1_matmul.ptx %t.b/s3mixed.k1_matmul.ptx %t.b/threed.k1_matmul.ptx
 // REQUIRES: ptxas
 
 // The input's channels-last transpose, the filter's relayout and one
 // matmul kernel: no conv_pad, no conv_window.
+// Under FUSEC_CONV_IM2COL=0 the input is padded by a kernel first.
+// GRID-LABEL: func.func @same3
+// GRID: fusec.kernel "conv_pad"
+// GRID: strategy = matmul_wgmma
 // CHECK-LABEL: func.func @same3
 // CHECK-NOT: conv_pad
 // CHECK-NOT: conv_window
