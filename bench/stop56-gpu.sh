@@ -18,6 +18,11 @@
 #     ResNet-50 and ViT-B/16 end to end with im2col on (as the default
 #     after stop 56; FUSEC_CONV_IM2COL=1 for binaries staged before it),
 #     and under FUSEC_CONV_IM2COL=0, same run.
+#   PART=c bash bench/stop56-gpu.sh
+#     the landed defaults (im2col, narrow transpose tiles), binaries staged
+#     after them: ResNet-50 and ViT-B/16 end to end; the head transposes
+#     (and under FUSEC_TRANSPOSE_NARROW=0); ResNet-50's layers as a network
+#     runs them.
 # Needs .device/ from FUSEC_GPU_TOOLS="fusec-run" bash bench/stage-gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +35,31 @@ if [ "${PART:-a}" = b ]; then
   exit 0
 fi
 S=$OUT/summary.txt; : > "$S"; L=$OUT/logs; mkdir -p "$L"
+transposes() { # the head transposes, each under "X=default" and the switches given
+  local M sw=("$@"); M=$(mktemp -d)
+  for spec in "bshd_bdsh16 8 2048 16 128" "bshd_bdsh32 8 2048 32 128"; do
+    set -- $spec
+    X="tensor<$2x$3x$4x$5xbf16>"; O="tensor<$2x$5x$3x$4xbf16>"
+    printf 'func.func @t(%%x: %s) -> %s {\n  %%y = fusec.transpose %%x perm [0, 3, 1, 2] : %s -> %s\n  return %%y : %s\n}\n' \
+      "$X" "$O" "$X" "$O" "$O" > "$M/t_$1.mlir"
+  done
+  for f in "$M"/t_*.mlir; do
+    for v in X=default "${sw[@]}"; do
+      r=$(env $v "$D/bin/fusec-run" "$f" --json --no-check --runs=20 --warmup=3 2>&1 | grep '^{' | tail -1)
+      python3 -c "import json,sys; j=json.loads(sys.argv[1]); print(sys.argv[2], '[' + sys.argv[3] + ']:', ', '.join(k['name'] + ' %.1f us' % (k['median_ms'] * 1e3) for k in j['kernels']))" \
+        "$r" "$(basename $f .mlir)" "$v" 2>&1 | tail -1 | tee -a "$S"
+    done
+  done
+}
+if [ "${PART:-a}" = c ]; then
+  OUT=$OUT/models CONV_ONLY=models timeout 200 python3 bench/convnets.py > "$OUT/models.log" 2>&1
+  echo "models rc=$? ($(el))" | tee -a "$S"
+  transposes FUSEC_TRANSPOSE_NARROW=0
+  OUT=$OUT/forward CONV_ONLY=forward timeout 120 python3 bench/convnets.py > "$OUT/layers.log" 2>&1
+  echo "layers rc=$? ($(el))" | tee -a "$S"
+  echo "== summary ($(el))"; cat "$S"; sed -n "/^model /,\$p" "$OUT/models.log"; sed -n '/^layer channels/,/^model/p' "$OUT/layers.log"
+  exit 0
+fi
 pass=0; fail=0
 for t in test/lit/Passes/conv-im2col.mlir test/lit/Passes/conv-shared-pad.mlir test/lit/Passes/conv-transposed.mlir test/lit/Passes/conv-pointwise-filter.mlir examples/resblock.mlir examples/convnet.mlir; do
   for f in $(grep -o 'func.func @[A-Za-z0-9_]*' $t | cut -d@ -f2); do
@@ -55,22 +85,7 @@ else
   echo "models skipped: $(el) elapsed" | tee -a "$S"
 fi
 if [ $(( $(date +%s) - t0 )) -lt "${TRANSPOSE_BEFORE:-500}" ]; then
-  M=$(mktemp -d)
-  for spec in "bshd_bdsh16 8 2048 16 128" "bshd_bdsh32 8 2048 32 128"; do
-    set -- $spec
-    X="tensor<$2x$3x$4x$5xbf16>"; O="tensor<$2x$5x$3x$4xbf16>"
-    printf 'func.func @t(%%x: %s) -> %s {\n  %%y = fusec.transpose %%x perm [0, 3, 1, 2] : %s -> %s\n  return %%y : %s\n}\n' \
-      "$X" "$O" "$X" "$O" "$O" > "$M/t_$1.mlir"
-  done
-  for i in 1 2; do
-    for f in "$M"/t_*.mlir; do
-      for v in X=default FUSEC_TRANSPOSE_NARROW=1; do
-        r=$(env $v "$D/bin/fusec-run" "$f" --json --no-check --runs=20 --warmup=3 2>&1 | grep '^{' | tail -1)
-        python3 -c "import json,sys; j=json.loads(sys.argv[1]); print(sys.argv[2], '[' + sys.argv[3] + ']:', ', '.join(k['name'] + ' %.1f us' % (k['median_ms'] * 1e3) for k in j['kernels']))" \
-          "$r" "$(basename $f .mlir)" "$v" 2>&1 | tail -1 | tee -a "$S"
-      done
-    done
-  done
+  for i in 1 2; do transposes FUSEC_TRANSPOSE_NARROW=1; done
 fi
 (cd "$OUT" && tar -czf logs.tar.gz logs && rm -rf logs)
 echo "== summary ($(el))"; cat "$S"; sed -n '/^layer /,$p' "$OUT/layers.log"; sed -n "/^model /,\$p" "$OUT/models.log" 2>/dev/null
