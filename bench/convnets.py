@@ -4,11 +4,12 @@ layer) and against eager PyTorch and torch.compile (end to end), one run.
 
 1. Per layer: the main convolution shapes of ResNet-50 at batch 32 (fp16,
    224x224), each a one-op fusec graph (`fusec.conv`) run by
-   `fusec-run --no-check --json` (every kernel it becomes timed: today the
-   im2col movement kernel, the filter's relayout and the wgmma matmul), and
-   `torch.nn.functional.conv2d` on the same shape (cuDNN; channels-last and
-   NCHW, the faster counted). TFLOP/s = 2·N·K·P·C·taps / time. Each layer
-   also as a network runs it (`fusec_nhwc_*`): channels-last activations
+   `fusec-run --no-check --json` (every kernel it becomes timed: the
+   input's channels-last transpose, the filter's relayout and the wgmma
+   matmul, which stores NCHW), and
+   `torch.nn.functional.conv2d` on the same shape (cuDNN with
+   `cudnn.benchmark` on; channels-last and NCHW, the faster counted).
+   TFLOP/s = 2·N·K·P·C·taps / time. Each layer also as a network runs it (`fusec_nhwc_*`): channels-last activations
    and a constant filter, against cuDNN channels last.
 2. End to end: ResNet-50 and ViT-B/16 built from transformers' module code
    (ResNetConfig() and ViTConfig() are those architectures; random weights,
@@ -174,12 +175,19 @@ def time_both(row, mlir, flops, x, w, torch_fn, nhwc=None):
                 else {"fusec_ms": total, "fusec_matmul_ms": mm})
     except Exception as e:  # noqa: BLE001
         row["fusec_error"] = str(e)[-1500:]
+    # cuDNN with its autotuner on (cudnn.benchmark: each shape's fastest
+    # algorithm, found on the first call): with it off, the same layer
+    # read 0.020 ms in one run and 0.040 in the next
+    # (bench/results/2026-12-07-h100-stop56).
+    autotune, torch.backends.cudnn.benchmark = torch.backends.cudnn.benchmark, True
+    row["cudnn_benchmark"] = True
     best = None
     for fmt in (torch.channels_last, torch.contiguous_format):
         xf, wf = x.to(memory_format=fmt), w.to(memory_format=fmt)
         t = time_ms(lambda: torch_fn(xf, wf))
         row["cudnn_ms_" + ("nhwc" if fmt == torch.channels_last else "nchw")] = t
         best = t if best is None else min(best, t)
+    torch.backends.cudnn.benchmark = autotune
     row["cudnn_ms"] = best
     row["cudnn_tflops"] = flops / best / 1e9
     if "fusec_ms" in row:
