@@ -9,8 +9,9 @@ layer) and against eager PyTorch and torch.compile (end to end), one run.
    matmul, which stores NCHW), and
    `torch.nn.functional.conv2d` on the same shape (cuDNN with
    `cudnn.benchmark` on; channels-last and NCHW, the faster counted).
-   TFLOP/s = 2·N·K·P·C·taps / time. Each layer also as a network runs it (`fusec_nhwc_*`): channels-last activations
-   and a constant filter, against cuDNN channels last.
+   TFLOP/s = 2·N·K·P·C·taps / time. Each layer also as a network runs it
+   (`fusec_nhwc_*`): channels-last activations and a constant filter,
+   against cuDNN channels last.
 2. End to end: ResNet-50 and ViT-B/16 built from transformers' module code
    (ResNetConfig() and ViTConfig() are those architectures; random weights,
    seeded, eval, fp16, 1000 classes), exported by torch.onnx.export
