@@ -1578,7 +1578,15 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
                      llvm::all_of(w.padLow, [](int64_t v) { return v == 0; }) &&
                      llvm::all_of(w.padHigh, [](int64_t v) { return v == 0; });
     // A 1x1 convolution is a matmul on the channels-last input as it is;
-    // every other one in 16-bit floats an implicit GEMM.
+    // every other one in 16-bit floats an implicit GEMM. Under
+    // FUSEC_CONV_POINTWISE_ROWS=1 (for measurement; not yet timed) the 1x1
+    // GEMM takes the images' positions as its rows, [N·P, C]·[C, K], as
+    // CollapseMatmulRows does for linear layers, not N batches of P rows:
+    // a 7x7 image is 49 rows, which a batch pads to a 64-row tile and
+    // whose filter each image reads again.
+    const char *rowsKnob = std::getenv("FUSEC_CONV_POINTWISE_ROWS");
+    bool pointwiseRows = pointwise && rowsKnob && std::string_view(rowsKnob) == "1";
+    auto rowsType = RankedTensorType::get({n * p, kdim + kpad}, et);
     Type elem = in.getElementType();
     // TMA's im2col mode (unless FUSEC_CONV_IM2COL=0) reads an activation
     // of at least a k-block of channels as it is; fewer channels (a stem's)
@@ -1595,7 +1603,7 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
     auto im2col = [&](ArrayRef<Value> args) -> Value {
       Value x = TransposeOp::create(b, loc, permuted(in, toLast), args[0], toLast);
       if (pointwise)
-        return ReshapeOp::create(b, loc, lhsType, x);
+        return ReshapeOp::create(b, loc, pointwiseRows ? rowsType : lhsType, x);
       for (int64_t i = 0; i + 2 < rank; ++i)
         x = padDim(b, loc, x, i + 1, w.padLow[i], w.padHigh[i], 0.0);
       SmallVector<Value> cols;
@@ -1642,7 +1650,9 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
             return kpad ? padDim(b, loc, f, 1, 0, kpad, 0.0) : f;
           });
     Type rt = outType.getElementType();
-    auto mm = MatmulOp::create(b, loc, RankedTensorType::get({n, p, k}, rt), lhs, f);
+    auto mmType = pointwiseRows ? RankedTensorType::get({n * p, k}, rt)
+                                : RankedTensorType::get({n, p, k}, rt);
+    auto mm = MatmulOp::create(b, loc, mmType, lhs, f);
     mm.setTransposeRhs(true);
     replaceChannelsFirst(op, b, mm, outDims);
     return success();
