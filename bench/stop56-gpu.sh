@@ -23,6 +23,11 @@
 #     after them: ResNet-50 and ViT-B/16 end to end; the head transposes
 #     (and under FUSEC_TRANSPOSE_NARROW=0); ResNet-50's layers as a network
 #     runs them.
+#   PART=d bash bench/stop56-gpu.sh   (for the next session)
+#     ResNet-50's layers with cuDNN autotuned, each under
+#     FUSEC_CONV_POINTWISE_ROWS=1 and FUSEC_CONV_IM2COL=0 too; ResNet-50
+#     end to end, also under FUSEC_CONV_POINTWISE_ROWS=1; ResNet-50's 1x1
+#     layers' convolutions under memcheck with it.
 # Needs .device/ from FUSEC_GPU_TOOLS="fusec-run" bash bench/stage-gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +56,22 @@ transposes() { # the head transposes, each under "X=default" and the switches gi
     done
   done
 }
+if [ "${PART:-a}" = d ]; then
+  for f in pointwise pointwise3d; do
+    FUSEC_CONV_POINTWISE_ROWS=1 timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 "$D/bin/fusec-run" \
+      test/lit/Passes/conv-pointwise-filter.mlir --function=$f --runs=1 --warmup=0 > "$L/memcheck-$f.log" 2>&1
+    echo "@$f (rows) under memcheck, against the interpreter: rc=$? $(grep -o 'ERROR SUMMARY: [0-9]* errors' "$L/memcheck-$f.log" | tail -1)" | tee -a "$S"
+  done
+  OUT=$OUT/forward CONV_ONLY=forward CONV_FUSEC_VARIANTS="FUSEC_CONV_POINTWISE_ROWS=1;FUSEC_CONV_IM2COL=0" \
+    timeout 240 python3 bench/convnets.py > "$OUT/layers.log" 2>&1
+  echo "layers rc=$? ($(el))" | tee -a "$S"
+  OUT=$OUT/models CONV_ONLY=models CONV_MODELS=resnet-50 CONV_FUSEC_VARIANTS="FUSEC_CONV_POINTWISE_ROWS=1" \
+    timeout 200 python3 bench/convnets.py > "$OUT/models.log" 2>&1
+  echo "models rc=$? ($(el))" | tee -a "$S"
+  (cd "$OUT" && tar -czf logs.tar.gz logs && rm -rf logs)
+  echo "== summary ($(el))"; cat "$S"; sed -n '/^layer channels/,/^model/p' "$OUT/layers.log"; sed -n "/^model /,\$p" "$OUT/models.log"
+  exit 0
+fi
 if [ "${PART:-a}" = c ]; then
   OUT=$OUT/models CONV_ONLY=models timeout 200 python3 bench/convnets.py > "$OUT/models.log" 2>&1
   echo "models rc=$? ($(el))" | tee -a "$S"
