@@ -682,8 +682,10 @@ absl::Status importRange(Importer &I) {
                                         " elements: above the import-time folding cap of 2^26"));
     int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
     h = HostTensor(d, {n});
+    // Every element lies between start and limit, but i * delta alone can
+    // leave int64 (start -2^63, delta 2^40): the product in 128 bits.
     for (int64_t i = 0; i < n; ++i)
-      h.ints[i] = start + i * delta;
+      h.ints[i] = static_cast<int64_t>(start + static_cast<__int128>(i) * delta);
   } else {
     double start = in[0].known->get(0), limit = in[1].known->get(0), delta = in[2].known->get(0);
     if (delta == 0)
@@ -692,7 +694,8 @@ absl::Status importRange(Importer &I) {
     if (!(count <= static_cast<double>(Importer::kMaxFoldElements)))
       return I.unsupported(absl::StrCat("a range of ", count,
                                         " elements: above the import-time folding cap of 2^26"));
-    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+    // count may be -inf (limit -inf): clamp before the conversion.
+    int64_t n = static_cast<int64_t>(std::max(0.0, count));
     h = HostTensor(d, {n});
     for (int64_t i = 0; i < n; ++i)
       h.data[i] = start + static_cast<double>(i) * delta;

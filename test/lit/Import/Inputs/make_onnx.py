@@ -20,6 +20,8 @@ a protobuf writer of its own (no onnx package needed):
                      here in Python integers
   convinteger_grouped.onnx  a grouped ConvInteger whose sums could pass 2^24
   reduce_prod_int.onnx  ReduceProd of a known int64 tensor (folded exactly)
+  range_int64_extremes.onnx, range_to_minus_inf.onnx  Range at the ends of
+                     int64 (by 2^62) and to -inf (empty)
   matmulinteger_deep/, qlinearmatmul_deep/  backend test folders of
                      MatMulInteger (sums past 2^24) and QLinearMatMul over
                      K = 600, the expected outputs computed here
@@ -212,6 +214,18 @@ def main():
     w("reduce_prod_int.onnx", model(
         [node("ReduceProd", ["c"], ["y"], "prod", attr_int("keepdims", 0))],
         [tensor("c", INT64, [4], [3, 5, 7, 1 << 40])], [], [("y", INT64, [])], opset=13))
+    # Range over all of int64 by 2^62: i * delta passes 2^63 at i = 2,
+    # though every element lies between the bounds (a fuzz_onnx find).
+    w("range_int64_extremes.onnx", model(
+        [node("Range", ["s", "l", "d"], ["y"], "range")],
+        [tensor("s", INT64, [], [-(1 << 63)]), tensor("l", INT64, [], [(1 << 63) - 1]),
+         tensor("d", INT64, [], [1 << 62])], [], [("y", INT64, [4])], opset=13))
+    # A float Range to -inf: ceil((limit - start) / delta) is -inf, an empty
+    # range (not a conversion of -inf to an integer).
+    w("range_to_minus_inf.onnx", model(
+        [node("Range", ["s", "l", "d"], ["y"], "range")],
+        [tensor("s", FLOAT, [], [0.0]), tensor("l", FLOAT, [], [float("-inf")]),
+         tensor("d", FLOAT, [], [1.0])], [], [("y", FLOAT, [0])], opset=13))
     crop_resize_tests(out)
     recurrent_tests(out)
     more_op_tests(out)
