@@ -14,7 +14,10 @@
 //    input for another value of the graph (rewiring it), an attribute's
 //    name, a string attribute's value (a mode, an auto_pad);
 //  - the structure: a node, an attribute, a node input or an integer list
-//    entry duplicated or removed; an initializer's raw data cut short.
+//    entry duplicated or removed; an initializer's raw data cut short;
+//  - a node of its own: a known op type over values of the graph, with
+//    attributes copied or made, its output read by a later node or
+//    returned.
 // The model it returns may be invalid ONNX (that is the point), but its
 // bytes always decode.
 //
@@ -271,12 +274,151 @@ inline const std::vector<std::string> &knownOps() {
   return ops;
 }
 
+/// A field holding a string (wire 2) or a varint, of a `kind` message.
+inline Field stringField(Kind kind, uint32_t number, std::string bytes) {
+  Field f;
+  f.number = number;
+  f.wire = 2;
+  f.kind = kind;
+  f.bytes = std::move(bytes);
+  return f;
+}
+inline Field varintField(Kind kind, uint32_t number, uint64_t value) {
+  Field f;
+  f.number = number;
+  f.wire = 0;
+  f.kind = kind;
+  f.value = value;
+  return f;
+}
+
+/// An attribute of a name nodes often take, of the type it usually has
+/// (an int, a list of ints, a float or a string), its value a small or a
+/// bounding one.
+inline Field madeAttribute(std::mt19937_64 &rng) {
+  static const std::vector<std::string> ints = {"axis", "keepdims", "to", "group", "transA",
+                                                "transB", "k", "largest", "batch_dims",
+                                                "select_last_index", "upper", "exclusive",
+                                                "reverse", "allowzero", "blocksize"};
+  static const std::vector<std::string> lists = {"axes", "perm", "kernel_shape", "strides",
+                                                 "pads", "dilations", "output_padding", "split",
+                                                 "shape", "output_shape"};
+  static const std::vector<std::string> floats = {"alpha", "beta", "epsilon", "gamma", "bias",
+                                                  "lambd", "min", "max", "ratio"};
+  static const std::vector<std::string> strings = {"mode", "auto_pad", "direction",
+                                                   "coordinate_transformation_mode",
+                                                   "padding_mode", "reduction"};
+  Field a;
+  a.number = 5;
+  a.wire = 2;
+  a.kind = Kind::Node;
+  a.child = Kind::Attribute;
+  auto small = [&]() -> uint64_t {
+    return rng() % 4 ? static_cast<uint64_t>(static_cast<int64_t>(rng() % 7) - 2)
+                     : interestingInt(1, rng);
+  };
+  switch (rng() % 4) {
+  case 0:
+    a.children.push_back(stringField(Kind::Attribute, 1, pickOne(ints, rng)));
+    a.children.push_back(varintField(Kind::Attribute, 3, small()));
+    a.children.push_back(varintField(Kind::Attribute, 20, 2)); // INT
+    break;
+  case 1: {
+    a.children.push_back(stringField(Kind::Attribute, 1, pickOne(lists, rng)));
+    Field l;
+    l.number = 8;
+    l.wire = 2;
+    l.kind = Kind::Attribute;
+    l.packed = true;
+    for (uint64_t i = 0, n = rng() % 7; i < n; ++i)
+      l.ints.push_back(small());
+    a.children.push_back(std::move(l));
+    a.children.push_back(varintField(Kind::Attribute, 20, 7)); // INTS
+    break;
+  }
+  case 2: {
+    a.children.push_back(stringField(Kind::Attribute, 1, pickOne(floats, rng)));
+    Field f;
+    f.number = 2;
+    f.wire = 5;
+    f.kind = Kind::Attribute;
+    f.value = interestingFloat(rng);
+    a.children.push_back(f);
+    a.children.push_back(varintField(Kind::Attribute, 20, 1)); // FLOAT
+    break;
+  }
+  default: {
+    static const std::vector<std::string> modes = {"constant", "reflect", "edge", "linear",
+                                                   "nearest", "cubic", "SAME_UPPER", "VALID",
+                                                   "reverse", "bidirectional", "add", "max",
+                                                   "align_corners", ""};
+    a.children.push_back(stringField(Kind::Attribute, 1, pickOne(strings, rng)));
+    a.children.push_back(stringField(Kind::Attribute, 4, pickOne(modes, rng)));
+    a.children.push_back(varintField(Kind::Attribute, 20, 3)); // STRING
+  }
+  }
+  return a;
+}
+
+/// Adds a node of its own to `graph` (a Graph field): an op type the
+/// importer knows, one to three inputs drawn from `valueNames` (the empty
+/// name sometimes: an omitted optional input), up to two attributes copied
+/// from `attributes` or made, and a new output. It goes anywhere in the
+/// node list (before its inputs' producers too), mostly last, and half the
+/// time a later node's input or a graph output is rewired to read it.
+/// Returns the new output's name.
+inline std::string addNode(Field &graph, const std::vector<std::string> &valueNames,
+                           const std::vector<Site> &attributes, std::mt19937_64 &rng) {
+  Field node;
+  node.number = 1;
+  node.wire = 2;
+  node.kind = Kind::Graph;
+  node.child = Kind::Node;
+  for (uint64_t i = 0, n = 1 + rng() % 3; i < n; ++i)
+    node.children.push_back(stringField(
+        Kind::Node, 1, valueNames.empty() || rng() % 8 == 0 ? std::string() : pickOne(valueNames, rng)));
+  std::string out = "fuzz_" + std::to_string(rng() % 100000);
+  node.children.push_back(stringField(Kind::Node, 2, out));
+  node.children.push_back(stringField(Kind::Node, 4, pickOne(knownOps(), rng)));
+  for (uint64_t i = 0, n = rng() % 3; i < n; ++i) {
+    if (!attributes.empty() && rng() % 2) {
+      Field copy = pickOne(attributes, rng).field();
+      node.children.push_back(std::move(copy));
+    } else {
+      node.children.push_back(madeAttribute(rng));
+    }
+  }
+  std::vector<Field> &list = graph.children;
+  std::vector<size_t> nodeAt;
+  for (size_t i = 0; i < list.size(); ++i)
+    if (list[i].number == 1 && list[i].child == Kind::Node)
+      nodeAt.push_back(i);
+  size_t at = nodeAt.empty() || rng() % 3 != 0 ? (nodeAt.empty() ? list.size() : nodeAt.back() + 1)
+                                               : pickOne(nodeAt, rng) + (rng() % 2);
+  list.insert(list.begin() + static_cast<long>(at), std::move(node));
+  if (rng() % 2) {
+    std::vector<Field *> readers;
+    for (size_t i = at + 1; i < list.size(); ++i) {
+      Field &g = list[i];
+      bool reads = g.number == 1 && g.child == Kind::Node;
+      bool returns = g.number == 12 && g.child == Kind::ValueInfo;
+      if (reads || returns)
+        for (Field &c : g.children)
+          if (c.number == 1 && c.wire == 2)
+            readers.push_back(&c);
+    }
+    if (!readers.empty())
+      pickOne(readers, rng)->bytes = out;
+  }
+  return out;
+}
+
 /// One change to the decoded model; false where it found nothing to change.
 inline bool mutateFields(std::vector<Field> &model, std::mt19937_64 &rng) {
   std::vector<Site> all;
   sites(model, all);
   std::vector<Site> numbers, floats, opTypes, nodeInputs, attrNames, attrStrings, nodes,
-      attributes, packed, raw;
+      attributes, packed, raw, graphs;
   std::vector<std::string> valueNames;
   for (const Site &s : all) {
     Field &f = s.field();
@@ -286,6 +428,8 @@ inline bool mutateFields(std::vector<Field> &model, std::mt19937_64 &rng) {
       floats.push_back(s);
     if (f.packed)
       packed.push_back(s);
+    if (f.child == Kind::Graph)
+      graphs.push_back(s);
     if (f.wire != 2 || f.packed)
       continue;
     switch (f.kind) {
@@ -320,7 +464,7 @@ inline bool mutateFields(std::vector<Field> &model, std::mt19937_64 &rng) {
     if (f.child == Kind::Attribute)
       attributes.push_back(s);
   }
-  switch (rng() % 11) {
+  switch (rng() % 12) {
   case 0:
   case 1: { // a number
     if (numbers.empty())
@@ -419,6 +563,11 @@ inline bool mutateFields(std::vector<Field> &model, std::mt19937_64 &rng) {
     pickOne(attrStrings, rng).field().bytes = pickOne(values, rng);
     return true;
   }
+  case 10: // a node of its own
+    if (graphs.empty() || valueNames.empty())
+      return false;
+    addNode(pickOne(graphs, rng).field(), valueNames, attributes, rng);
+    return true;
   default: { // a field removed anywhere (a required one, often)
     if (all.empty())
       return false;
