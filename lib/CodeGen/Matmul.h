@@ -156,10 +156,19 @@ struct WgmmaTile {
   /// splitting K. One rhs or two (a dual GEMM), a K-major lhs, no TMA
   /// store.
   bool swapped() const { return m < 64; }
+  /// Resident rhs: the CTA loads every k-block of its rhs tiles once into
+  /// shared memory (`resident` of them, all of K's) and reads them for each
+  /// tile it computes; a stage then holds the lhs alone. For a plan of one
+  /// column of tiles, no split and no batch of rhs (a 1x1 convolution's
+  /// filter: the same rhs tile for every unit). 0: streamed, a share of
+  /// every stage.
+  int64_t resident = 0;
+  /// Shared memory of the resident rhs tiles.
+  int64_t residentBytes() const { return resident * rhs * n * k * 2; }
   int64_t consumers() const { return pingpong ? 2 : swapped() ? n / 64 : m / 64; }
   int64_t threads() const { return 128 * (1 + consumers()); }
   /// Bytes of one pipeline stage.
-  int64_t stageBytes() const { return (m + rhs * n) * k * 2; }
+  int64_t stageBytes() const { return (m + (resident ? 0 : rhs * n)) * k * 2; }
   /// wgmma's N: the columns of a consumer's accumulator.
   int64_t accCols() const { return swapped() ? m : n; }
   /// f32 accumulator registers a consumer thread holds.
@@ -215,10 +224,19 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &layout, int64_t sms, int64_t smemB
 /// lhs, not an implicit GEMM).
 bool swapReadable(const MatmulLayout &layout);
 /// Dynamic shared memory of a wgmma kernel: 1 KiB alignment slack, the
-/// stages, two mbarriers a stage, a flag and the epilogue's staging.
+/// stages, the resident rhs tiles, two mbarriers a stage, a flag (and the
+/// resident tiles' mbarrier beside it) and the epilogue's staging.
 inline int64_t wgmmaSharedBytes(const WgmmaTile &t) {
-  return 1024 + t.stages * t.stageBytes() + 16 * t.stages + 16 + t.staging;
+  return 1024 + t.stages * t.stageBytes() + t.residentBytes() + 16 * t.stages + 16 + t.staging;
 }
+/// Whether FUSEC_WGMMA_RESIDENT_B asks for resident rhs tiles ("1": where
+/// they apply; unset or "0": never, the default until measured).
+bool residentRhsRequested();
+/// The k-blocks `layout`'s rhs tiles would keep resident under `t` (all of
+/// K's), or 0 where the tile cannot: swapped, split, more than one column
+/// of tiles, a batch of rhs, or more than `capBytes` of them.
+int64_t residentRhsBlocks(const MatmulLayout &layout, const WgmmaTile &t,
+                          int64_t capBytes = 96 * 1024);
 /// Dynamic shared memory of a tcgen05 kernel: a wgmma kernel's, with two
 /// mbarriers per accumulator buffer (two at most) and the word TMEM's
 /// address is written to, where the wgmma kernel has its flag.

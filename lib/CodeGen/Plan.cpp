@@ -699,6 +699,19 @@ WgmmaStaging wgmmaStaging(const MatmulLayout &l, bool tmaStore) {
   return st;
 }
 
+bool residentRhsRequested() {
+  const char *v = std::getenv("FUSEC_WGMMA_RESIDENT_B");
+  return v && *v && std::string(v) != "0";
+}
+
+int64_t residentRhsBlocks(const MatmulLayout &l, const WgmmaTile &t, int64_t capBytes) {
+  if (t.swapped() || t.split != 1 || l.n > t.n ||
+      llvm::any_of(l.rhsBatch, [](int64_t d) { return d != 1; }))
+    return 0;
+  int64_t numK = (l.k + t.k - 1) / t.k;
+  return numK * t.rhs * t.n * t.k * 2 <= capBytes ? numK : 0;
+}
+
 bool swapReadable(const MatmulLayout &l) {
   return l.rhs.size() <= 2 && !l.shifted && !l.im2col && !l.transposeLhs;
 }
@@ -857,6 +870,21 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
       --split;
     t.split = std::max<int64_t>(split, 1);
   }
+  // Resident rhs (FUSEC_WGMMA_RESIDENT_B=1, for measurement): a plan of
+  // one column of tiles reads the same rhs tile for every unit, and with a
+  // short K (a 1x1 convolution: K = 64 channels by 256 filters) each tile
+  // reloaded all of it, 32 KB from L2 for 8 KB of activations a 64-row
+  // tile. Loaded once a CTA, a stage holds the lhs alone, and more stages
+  // fit in what is left.
+  if (residentRhsRequested())
+    if (int64_t blocks = residentRhsBlocks(l, t)) {
+      t.resident = blocks;
+      int64_t left = budget - t.residentBytes();
+      int64_t most = 8;
+      if (int64_t stages = knob("FUSEC_WGMMA_STAGES"); stages >= 2)
+        most = std::min<int64_t>(stages, 16);
+      t.stages = std::clamp<int64_t>(left / t.stageBytes(), 2, most);
+    }
   return t;
 }
 
@@ -866,6 +894,7 @@ WgmmaTile chooseTcgen05Tile(const MatmulLayout &l, int64_t sms, int64_t smemByte
   t.m = 128;
   t.n = std::max<int64_t>(t.n, 128); // tcgen05's tiles are 128 columns or more
   t.staging = 0; // the epilogue stores each row's 16-column pieces directly
+  t.resident = 0; // tcgen05 streams its rhs with every stage
   int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024;
   t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
   // Split-K as for wgmma's tiles: when the 128-row tiles fill less than
@@ -1009,7 +1038,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
           ctx, cta ? Strategy::row_cta : Strategy::row_warp,
           std::clamp<int64_t>(ceilDiv(s.rows, perCta), 1, sms * (2048 / block) * 4), block,
           p.vector, p.chunks, perCta, {}, 0, 1, 1, cta ? 2 * reductions * 32 * 4 : 0,
-          regs(p.chunks * p.vector));
+          regs(p.chunks * p.vector), 0);
     }
     [[fallthrough]];
   }
@@ -1026,7 +1055,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
       vector = 1;
     return LaunchAttr::get(ctx, Strategy::row_stream,
                            std::clamp<int64_t>(ceilDiv(s.rows, 8), 1, sms * 32), 256, vector, 1,
-                           8, {}, 0, 1, 1, 0, regs(vector));
+                           8, {}, 0, 1, 1, 0, regs(vector), 0);
   }
   case KernelShape::Kind::Columns: {
     int64_t vector = 16 / widest(true);
@@ -1107,7 +1136,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     return LaunchAttr::get(ctx, Strategy::column, std::clamp<int64_t>(tiles * split, 1, sms * 8),
                            block, vector, unroll, block / groups, {}, 0, 1, split,
                            2 * reductions * warps * groups * vector * 8 + (split > 1 ? 16 : 0),
-                           regs(vector));
+                           regs(vector), 0);
   }
   case KernelShape::Kind::Matmul: {
     // Tensor cores (wgmma on sm_90a, tcgen05 on sm_100a) where the operands
@@ -1121,7 +1150,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
         int64_t units = codegen::wgmmaTiles(*l, t) * t.split;
         return LaunchAttr::get(ctx, Strategy::matmul_tcgen05, std::min(units, sms), 256, 1, 1, 0,
                                {t.m, t.n, t.k}, t.stages, 1, t.split,
-                               codegen::tcgen05SharedBytes(t), 255);
+                               codegen::tcgen05SharedBytes(t), 255, 0);
       }
     if (arch == "sm_90a")
       if (auto l = codegen::analyzeMatmul(kernel, s)) {
@@ -1130,7 +1159,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
         int64_t units = codegen::wgmmaTiles(*l, t) * t.split;
         return LaunchAttr::get(ctx, Strategy::matmul_wgmma, std::min(units, sms), t.threads(), 1,
                                1, 0, {t.m, t.n, t.k}, t.stages, 1, t.split,
-                               codegen::wgmmaSharedBytes(t), 232);
+                               codegen::wgmmaSharedBytes(t), 232, t.resident);
       }
     [[fallthrough]];
   }
@@ -1187,7 +1216,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
         lanes = t->lanes(s.domain, lanes);
         return LaunchAttr::get(ctx, Strategy::transpose_tiled,
                                std::clamp<int64_t>(tiles, 1, sms * 8), 256, lanes, 1, 0, {}, 0,
-                               1, 1, t->tileL * t->pitch() * slotBytes, regs(16));
+                               1, 1, t->tileL * t->pitch() * slotBytes, regs(16), 0);
       }
     // Elementwise and movement kernels: one trip, a CTA of 128 threads per
     // 256 chunks (Triton's shape: on the H200, 2.5-6.5% faster than 256
@@ -1222,7 +1251,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     return LaunchAttr::get(ctx, strategy,
                            std::clamp<int64_t>(ceilDiv(chunks, threads * unroll), 1,
                                                std::max<int64_t>(cap, 1)),
-                           threads, vector, unroll, 0, {}, 0, 1, 1, 0, regs(vector * unroll));
+                           threads, vector, unroll, 0, {}, 0, 1, 1, 0, regs(vector * unroll), 0);
   }
   }
   llvm_unreachable("unknown kernel kind");

@@ -47,7 +47,8 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  Strategy strategy, int64_t grid, int64_t block,
                                  int64_t vector, int64_t chunks, int64_t rows,
                                  ArrayRef<int64_t> tile, int64_t stages,
-                                 int64_t cluster, int64_t split, int64_t smem, int64_t regs) {
+                                 int64_t cluster, int64_t split, int64_t smem, int64_t regs,
+                                 int64_t resident) {
   if (grid < 1 || grid > (int64_t(1) << 31) - 1)
     return emitError() << "grid " << grid << " is not in [1, 2^31 - 1]";
   if (block < 1 || block > 1024)
@@ -74,6 +75,10 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "smem " << smem << " bytes is not in [0, 227 KiB]";
   if (regs < 0 || regs > 255)
     return emitError() << "regs " << regs << " is not in [0, 255]";
+  if (resident < 0 || resident > 64)
+    return emitError() << "resident " << resident << " is not in [0, 64] k-blocks";
+  if (resident && (strategy != Strategy::matmul_wgmma || split != 1))
+    return emitError() << "resident k-blocks are for an unsplit matmul_wgmma plan";
   return success();
 }
 

@@ -103,7 +103,11 @@ def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
       (split-K: each CTA reduces one part, the last to finish a tile sums
       them in order and runs the epilogue);
     - `smem`: shared memory in bytes (static and dynamic);
-    - `regs`: the 32-bit registers a thread is planned to need.
+    - `regs`: the 32-bit registers a thread is planned to need;
+    - `resident` (matmul_wgmma): the rhs's k-blocks a CTA loads once into
+      shared memory and reads for every tile it computes, in place of a
+      share of each stage (0: streamed with the lhs). Either 0 or all of
+      K's k-blocks, for a plan of one column of tiles and no split.
 
     ```mlir
     fusec.launch = #fusec.launch<strategy = row_cta, grid = 16384, block = 1024,
@@ -122,7 +126,8 @@ def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
     DefaultValuedParameter<"int64_t", "1">:$cluster,
     DefaultValuedParameter<"int64_t", "1">:$split,
     DefaultValuedParameter<"int64_t", "0">:$smem,
-    DefaultValuedParameter<"int64_t", "0">:$regs
+    DefaultValuedParameter<"int64_t", "0">:$regs,
+    DefaultValuedParameter<"int64_t", "0">:$resident
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -111,6 +111,11 @@ protected:
   int64_t tilesM = 0, tilesN = 0, numTiles = 0, numK = 0, perSplit = 0;
   int64_t aBytes = 0, bBytes = 0, barrierOffset = 0, flagOffset = 0, stagingOffset = 0;
   int64_t tmaBufferOffset = 0;
+  /// Resident rhs tiles (WgmmaTile::resident): their shared memory, right
+  /// after the stages (1024-aligned: a stage is a multiple of 8 KB), k-block
+  /// kb's rhs r at residentOffset + (kb * rhs + r) * bBytes; their mbarrier
+  /// sits beside the flag, at flagOffset + 8.
+  int64_t residentOffset = 0;
   /// The element the epilogue is at: its flat index and its coordinates in
   /// the domain (i64).
   mlir::Value elementIndex;

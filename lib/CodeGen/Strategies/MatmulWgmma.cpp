@@ -167,6 +167,7 @@ TmaMatmulEmitter::TmaMatmulEmitter(const StrategyInput &in, MatmulLayout layout)
   t.stages = launch.getStages();
   t.split = launch.getSplit();
   t.rhs = static_cast<int64_t>(l.rhs.size());
+  t.resident = launch.getResident();
   // Two consumer warpgroups with a 64-row tile take turns (ping-pong).
   t.pingpong = t.m == 64 && launch.getBlock() == 384;
 }
@@ -214,7 +215,8 @@ void TmaMatmulEmitter::layoutTiles() {
   perSplit = (numK + t.split - 1) / t.split;
   aBytes = t.m * t.k * 2;
   bBytes = t.n * t.k * 2;
-  tmaBufferOffset = t.stages * t.stageBytes();
+  residentOffset = t.stages * t.stageBytes();
+  tmaBufferOffset = residentOffset + t.residentBytes();
   barrierOffset = tmaBufferOffset + tmaBufferBytes;
   flagOffset = barrierOffset + 16 * t.stages;
   stagingOffset = flagOffset + 16;
@@ -467,19 +469,37 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
   bool anyEarly = llvm::is_contained(early, true);
   // The k-block `kb` of the unit at (b, m0, n0) into `stage`, arriving on
   // `full`: the maps `want` picks.
+  // A TMA load of map `map` at `coords` into shared memory at `dstOffset`,
+  // arriving on `full`.
+  auto loadTo = [&](Value full, int64_t map, Value dstOffset, SmallVector<Value> coords,
+                    ValueRange offsets = ValueRange()) {
+    Value dst = LLVM::AddrSpaceCastOp::create(builder, LLVM::LLVMPointerType::get(e.ctx, 7),
+                                              sharedAt(smem, dstOffset));
+    Value mapPtr = map ? e.gep(tma, e.i8, e.i64c(128 * map)) : tma;
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        builder, dst, mapPtr, coords, full, offsets, Value(), Value(),
+        offsets.empty() ? NVVM::TMALoadMode::TILE : NVVM::TMALoadMode::IM2COL, false,
+        NVVM::CTAGroupKindAttr(), Value());
+  };
+  // Rhs r's k-block `kb` of the columns from n0 into `dst`.
+  auto loadRhs = [&](int64_t r, Value kb, Value dst, Value full, Value n0,
+                     ArrayRef<Value> bBatch) {
+    Value k0 = e.mul(kb, i32(t.k));
+    if (l.transposeRhs) {
+      loadTo(full, 1 + r, dst, tmaCoords(l.rhsViews[r], k0, n0, bBatch));
+    } else {
+      for (int64_t c = 0; c < t.n / 64; ++c)
+        loadTo(full, 1 + r, e.add(dst, i32(c * t.k * 128)),
+               tmaCoords(l.rhsViews[r], e.add(n0, i32(64 * c)), k0, bBatch));
+    }
+  };
   auto issueLoads = [&](Value kb, Value stage, Value full, Value m0, Value n0,
                         ArrayRef<Value> aBatch, ArrayRef<Value> bBatch,
                         function_ref<bool(int64_t)> want) {
     Value k0 = e.mul(kb, i32(t.k));
     auto load = [&](int64_t map, Value dstOffset, SmallVector<Value> coords,
                     ValueRange offsets = ValueRange()) {
-      Value dst = LLVM::AddrSpaceCastOp::create(builder, LLVM::LLVMPointerType::get(e.ctx, 7),
-                                                sharedAt(smem, dstOffset));
-      Value mapPtr = map ? e.gep(tma, e.i8, e.i64c(128 * map)) : tma;
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          builder, dst, mapPtr, coords, full, offsets, Value(), Value(),
-          offsets.empty() ? NVVM::TMALoadMode::TILE : NVVM::TMALoadMode::IM2COL, false,
-          NVVM::CTAGroupKindAttr(), Value());
+      loadTo(full, map, dstOffset, std::move(coords), offsets);
     };
     if (want(0)) {
       if (l.im2col) {
@@ -548,23 +568,38 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
                tmaCoords(l.lhsView, e.add(m0, i32(64 * c)), k0, aBatch));
       }
     }
-    for (int64_t r = 0; r < t.rhs; ++r) {
-      if (!want(1 + r))
-        continue;
-      Value bStage = e.add(stage, i32(aBytes + r * bBytes));
-      if (l.transposeRhs) {
-        load(1 + r, bStage, tmaCoords(l.rhsViews[r], k0, n0, bBatch));
-      } else {
-        for (int64_t c = 0; c < t.n / 64; ++c)
-          load(1 + r, e.add(bStage, i32(c * t.k * 128)),
-               tmaCoords(l.rhsViews[r], e.add(n0, i32(64 * c)), k0, bBatch));
-      }
-    }
+    // Resident rhs tiles are loaded once, below; a stage holds the lhs.
+    for (int64_t r = 0; r < t.rhs && !t.resident; ++r)
+      if (want(1 + r))
+        loadRhs(r, kb, e.add(stage, i32(aBytes + r * bBytes)), full, n0, bBatch);
   };
   auto all = [](int64_t) { return true; };
   auto earlyOnly = [&](int64_t map) { return early[map]; };
   auto lateOnly = [&](int64_t map) { return !early[map]; };
   Value units = i32(numTiles * t.split);
+  // Resident rhs: every k-block of the CTA's one column of rhs tiles (the
+  // plan has one: n0 = 0, no batch of rhs) into their region, on their own
+  // barrier, armed once for all their bytes. The early maps (weights, under
+  // programmatic dependent launch) go before the grid's wait, the others
+  // after it.
+  Value residentFull = sharedAt(smem, i32(flagOffset + 8));
+  auto loadResident = [&](function_ref<bool(int64_t)> want) {
+    SmallVector<Value> bBatch = batchCoords(i32(0), l.rhsBatch);
+    for (int64_t kb = 0; kb < numK; ++kb)
+      for (int64_t r = 0; r < t.rhs; ++r)
+        if (want(1 + r))
+          loadRhs(r, i32(kb), i32(residentOffset + (kb * t.rhs + r) * bBytes), residentFull,
+                  i32(0), bBatch);
+  };
+  if (t.resident) {
+    // The CTA's first unit exists (the grid is at most the units), so the
+    // bytes always arrive.
+    NVVM::MBarrierArriveExpectTxOp::create(builder, Type(), residentFull,
+                                           i32(t.residentBytes()), NVVM::MemScopeKind::CTA,
+                                           false, Value());
+    loadResident(anyEarly ? function_ref<bool(int64_t)>(earlyOnly)
+                          : function_ref<bool(int64_t)>(all));
+  }
   Value preCount = i32(0);
   if (anyEarly) {
     // The ring is empty: no slot to wait for. The first unit's first
@@ -585,6 +620,8 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
       return {};
     });
     gridWait();
+    if (t.resident)
+      loadResident(lateOnly);
   }
   e.loop(e.ctaidX(), units, e.nctaidX(), {i32(0)},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
@@ -1100,9 +1137,10 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
   auto shapeAttr = NVVM::MMAShapeAttr::get(e.ctx, 64, static_cast<int>(t.accCols()), 16);
   absl::Status status = absl::OkStatus();
 
-  // Issues the wgmmas of the k-block in stage `it` on `accs` (empty: the
-  // first k-block of a unit, whose first wgmmas do not read them).
-  auto issue = [&](Value it, SmallVector<Value> accs) {
+  // Issues the wgmmas of k-block `kb`, in stage `it`, on `accs` (empty:
+  // the first k-block of a unit, whose first wgmmas do not read them).
+  // Resident rhs tiles are read from their region at `kb`.
+  auto issue = [&](Value it, Value kb, SmallVector<Value> accs) {
     bool first = accs.empty();
     if (first)
       for (int64_t r = 0; r < t.rhs; ++r)
@@ -1138,8 +1176,11 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
                     : e.add(stage, e.add(e.mul(wgRow, i32(64 * 128)), i32(kk * 32)));
       da.push_back(descriptor(a, l.transposeLhs ? t.k * 128 : 16));
       for (int64_t r = 0; r < t.rhs; ++r) {
-        Value bAddr = e.add(stage, i32(aBytes + r * bBytes +
-                                       (l.transposeRhs ? kk * 32 : kk * 16 * 128)));
+        int64_t within = l.transposeRhs ? kk * 32 : kk * 16 * 128;
+        Value bAddr =
+            t.resident ? e.add(smemBase, e.add(e.mul(kb, i32(t.rhs * bBytes)),
+                                               i32(residentOffset + r * bBytes + within)))
+                       : e.add(stage, i32(aBytes + r * bBytes + within));
         db[r].push_back(descriptor(bAddr, l.transposeRhs ? 16 : t.k * 128));
       }
     }
@@ -1182,6 +1223,12 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
   Value firstUnit = t.pingpong ? e.add(e.ctaidX(), e.mul(wg, e.nctaidX())) : e.ctaidX();
   Value unitStep = t.pingpong ? e.mul(e.nctaidX(), i32(2)) : e.nctaidX();
   Value firstIt = t.pingpong ? e.mul(wg, i32(numK)) : i32(0);
+  // Resident rhs tiles: their one phase completes once, when all their
+  // bytes have landed; every consumer thread waits for it before its first
+  // wgmma (the barrier is never armed again, so the wait stays passed).
+  if (t.resident)
+    NVVM::MBarrierTryWaitParityOp::create(builder, sharedAt(smem, i32(flagOffset + 8)), i32(0),
+                                          ticks);
   e.loop(firstUnit, total, unitStep, {firstIt},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     auto [b, tm, tn, part] = decodeUnit(unit);
@@ -1194,14 +1241,14 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
       });
     // The first k-block starts the accumulators; each later one waits for
     // the previous group (one stays in flight) and releases its stage.
-    SmallVector<Value> accs = issue(it0, {});
+    SmallVector<Value> accs = issue(it0, kBegin, {});
     Value it = e.add(it0, i32(1));
     SmallVector<Value> inits{it};
     inits.append(accs.begin(), accs.end());
     SmallVector<Value> out = e.loop(
         e.add(kBegin, i32(1)), kEnd, i32(1), inits,
-        [&](Value, ValueRange c) -> SmallVector<Value> {
-          SmallVector<Value> next = issue(c[0], SmallVector<Value>(c.drop_front()));
+        [&](Value kb, ValueRange c) -> SmallVector<Value> {
+          SmallVector<Value> next = issue(c[0], kb, SmallVector<Value>(c.drop_front()));
           next = waitAcc(next, 1);
           release(e.sub(c[0], i32(1)));
           SmallVector<Value> r{e.add(c[0], i32(1))};
@@ -1371,6 +1418,14 @@ absl::Status MatmulWgmmaEmitter::build() {
     return unimplemented(kernel, "more than 2^31 work units");
   if (t.pingpong && t.split > 1)
     return absl::InvalidArgumentError("matmul_wgmma: a ping-pong plan cannot split K");
+  if (t.resident && t.resident != numK)
+    return absl::InvalidArgumentError(
+        absl::StrCat("matmul_wgmma: resident rhs tiles hold all ", numK, " k-blocks of K, not ",
+                     t.resident, " (re-run fusec-tile)"));
+  if (t.resident && residentRhsBlocks(l, t, /*capBytes=*/232448) != numK)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matmul_wgmma: resident rhs tiles need one column of tiles (this plan has ", tilesN,
+        "), no split, no swapped tile and no batch of rhs (re-run fusec-tile)"));
   if (t.split > 1 && perSplit * (t.split - 1) >= numK)
     return absl::InvalidArgumentError("matmul_wgmma: a split leaves a part of K empty");
   accType = LLVM::LLVMStructType::getLiteral(e.ctx, SmallVector<Type>(t.accCols() / 2, e.f32));
@@ -1408,6 +1463,10 @@ absl::Status MatmulWgmmaEmitter::build() {
                                    sharedAt(smem, i32(barrierOffset + 8 * (t.stages + s))),
                                    i32(128 * (t.pingpong ? 1 : t.consumers())), Value());
     }
+    // The resident rhs tiles' barrier: the producer's one arrival and
+    // their bytes.
+    if (t.resident)
+      NVVM::MBarrierInitOp::create(builder, sharedAt(smem, i32(flagOffset + 8)), i32(1), Value());
     NVVM::FenceMbarrierInitOp::create(builder);
   });
   e.barrier();

@@ -637,6 +637,39 @@ func.func @matmul_plan_without_tile(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @resident_on_a_split_plan(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{resident k-blocks are for an unsplit matmul_wgmma plan}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 1, block = 384, tile = [64, 256, 64], stages = 4, split = 2, resident = 1>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @resident_on_a_row_plan(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{resident k-blocks are for an unsplit matmul_wgmma plan}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = elementwise, grid = 1, block = 128, resident = 1>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @resident_too_many(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{resident 65 is not in [0, 64] k-blocks}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 1, block = 384, tile = [64, 256, 64], stages = 4, resident = 65>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @cache_hints_strings(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'fusec.cache_hints' must be an array of #fusec<cache_hint ...>}}
   %0 = fusec.kernel (%a) {fusec.cache_hints = ["stream"]} : (tensor<4xf32>) -> tensor<4xf32> {

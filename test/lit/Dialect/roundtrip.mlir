@@ -207,3 +207,18 @@ func.func @matmul_plan(%a: tensor<256x64xbf16>, %b: tensor<64x256xbf16>) -> tens
   }
   return %r : tensor<256x256xf32>
 }
+
+// -----
+
+// Resident rhs tiles (the launch's `resident`, printed only when set).
+// CHECK-LABEL: func.func @matmul_plan_resident
+// CHECK: fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [64, 256, 64], stages = 8, smem = 132240, regs = 232, resident = 1>
+func.func @matmul_plan_resident(%a: tensor<4096x64xf16>, %b: tensor<64x256xf16>) -> tensor<4096x256xf16> {
+  %r = fusec.kernel "mm" (%a, %b) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 132, block = 384, tile = [64, 256, 64], stages = 8, smem = 132240, regs = 232, resident = 1>}
+      : (tensor<4096x64xf16>, tensor<64x256xf16>) -> tensor<4096x256xf16> {
+  ^bb0(%x: tensor<4096x64xf16>, %y: tensor<64x256xf16>):
+    %m = fusec.matmul %x, %y : (tensor<4096x64xf16>, tensor<64x256xf16>) -> tensor<4096x256xf16>
+    fusec.yield %m : tensor<4096x256xf16>
+  }
+  return %r : tensor<4096x256xf16>
+}
