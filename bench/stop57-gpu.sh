@@ -10,10 +10,10 @@
 #     ResNet-50's layers (bench/convnets.py, CONV_ONLY=forward, cuDNN
 #     autotuned), each under the default, resident tiles, the rows form,
 #     both, the cooperative 128-row tile (FUSEC_WGMMA_PINGPONG=0) and
-#     64- and 128-column tiles (FUSEC_WGMMA_N: l2's 3x3 is 196 tiles of
-#     128 x 128 on 132 SMs, 1.5 waves) and K split in two
-#     (FUSEC_WGMMA_SPLIT=2: l4's 3x3 is 104 tiles of 72 k-blocks on 132
-#     SMs).
+#     64-, 128- and 256-column tiles (FUSEC_WGMMA_N: l2's 3x3 is 196
+#     tiles of 128 x 128 on 132 SMs, 1.5 waves; l4's 3x3 is 104 tiles of
+#     128 x 64 over 72 k-blocks, where 128 or 256 columns split K in 2 or
+#     5 parts) and K split in two (FUSEC_WGMMA_SPLIT=2).
 #   PART=c bash bench/stop57-gpu.sh
 #     ResNet-50 end to end under the default, resident tiles and both.
 # Needs .device/ from FUSEC_GPU_TOOLS="fusec-run" bash bench/stage-gpu.sh
@@ -42,7 +42,7 @@ a)
   done ;;
 b)
   OUT=$OUT/forward CONV_ONLY=forward \
-    CONV_FUSEC_VARIANTS="FUSEC_WGMMA_RESIDENT_B=1;FUSEC_CONV_POINTWISE_ROWS=1;FUSEC_CONV_POINTWISE_ROWS=1,FUSEC_WGMMA_RESIDENT_B=1;FUSEC_WGMMA_PINGPONG=0;FUSEC_WGMMA_N=64;FUSEC_WGMMA_N=128;FUSEC_WGMMA_SPLIT=2" \
+    CONV_FUSEC_VARIANTS="FUSEC_WGMMA_RESIDENT_B=1;FUSEC_CONV_POINTWISE_ROWS=1;FUSEC_CONV_POINTWISE_ROWS=1,FUSEC_WGMMA_RESIDENT_B=1;FUSEC_WGMMA_PINGPONG=0;FUSEC_WGMMA_N=64;FUSEC_WGMMA_N=128;FUSEC_WGMMA_N=256;FUSEC_WGMMA_SPLIT=2" \
     timeout 560 python3 bench/convnets.py > "$OUT/layers.log" 2>&1
   echo "layers rc=$? ($(el))" | tee -a "$S"
   sed -n '/^layer /,$p' "$OUT/layers.log" ;;
