@@ -212,6 +212,44 @@ Operation *cancelsAgainstConstant(Value v, const llvm::DenseMap<Value, double> &
   return nullptr;
 }
 
+/// `v` with the movement ops that produce it looked through.
+Value throughMovement(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!followsOperand(def) || def->getNumOperands() != 1)
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// A mean of x that is subtracted, broadcast back, from x itself (the
+/// centering of layer_norm and of every variance: x - mean(x)): the
+/// difference cancels where x's values along the reduced dims are nearly
+/// equal (exactly, over a dim of 1), and a mean rounded to the narrow type
+/// (or computed from x rounded on the way in) is then any error relative
+/// to it, which the normalization by the difference's own spread turns into
+/// an error of the result's size. Returns the sub.
+Operation *centersItsInput(Value v) {
+  auto r = v.getDefiningOp<ReduceOp>();
+  if (!r || r.getKind() != ReduceKind::mean)
+    return nullptr;
+  Value x = throughMovement(r.getInput());
+  SmallVector<Value> work{v};
+  for (size_t i = 0; i < work.size() && i < 64; ++i)
+    for (Operation *user : work[i].getUsers()) {
+      if (followsOperand(user) && user->getNumOperands() == 1) {
+        work.push_back(user->getResult(0));
+        continue;
+      }
+      if (!isa<SubOp>(user))
+        continue;
+      Value other = user->getOperand(0) == work[i] ? user->getOperand(1) : user->getOperand(0);
+      if (throughMovement(other) == x)
+        return user;
+    }
+  return nullptr;
+}
+
 class Lowering {
 public:
   Lowering(func::FuncOp func, Type low, double u, double maxFinite,
@@ -321,6 +359,27 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
           "kept f32: %s may reach |x| <= %.3g (inputs up to %g), beyond half of "
           "%s's largest finite value %g",
           describe(v), m, inputMagnitude, lowName, maxFinite);
+      continue;
+    }
+    // A mean subtracted from the values it is the mean of (x - mean(x)),
+    // and the difference itself (computed in the narrow type, it would
+    // round both on the way in).
+    Operation *centering = centersItsInput(v);
+    if (!centering)
+      if (auto sub = v.getDefiningOp<SubOp>())
+        for (Value o : sub->getOperands())
+          if (centersItsInput(throughMovement(o)) == sub)
+            centering = sub;
+    if (centering) {
+      bool isSub = centering == v.getDefiningOp();
+      mlir::emitRemark(locationOf(v, func)) << absl::StrFormat(
+          "kept f32: %s %s (x - mean(x)), which cancel where the values are nearly equal "
+          "(exactly over a dim of 1): %s %s%s any error relative to the difference",
+          describe(v),
+          isSub ? "subtracts a mean from the values it is taken of"
+                : "is a mean subtracted from the values it is taken of",
+          isSub ? "computed in" : "a rounding to", lowName,
+          isSub ? " it would round both first," : " is then");
       continue;
     }
     // A value that may cancel against a constant, and the sum itself (an

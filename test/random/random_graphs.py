@@ -16,8 +16,9 @@ unary, transcendentals, guarded div/sqrt/rsqrt/log/pow, compare and select),
 reductions over any dims, movement (transpose, reshape, slice, concat of
 2 or 10 to 41 parts, broadcast), casts (fp8 round trips among them), integer chains, gathers
 (embedding rows and columns), composites (softmax, layer_norm, rms_norm,
-gelu, silu), matmuls and attention (GQA, causal, key masks), on odd and
-size-1 shapes; it returns every value nothing else uses. A graph whose check
+gelu, silu), matmuls, attention (GQA, causal, key masks), convolutions (1-D
+to 3-D, strided, dilated, padded, grouped, depthwise, transposed, channels
+last) and pools (max, mean, ceil mode), on odd and size-1 shapes; it returns every value nothing else uses. A graph whose check
 fails is written to --keep (or the temp dir) and named, with --minimize also
 its shortest failing prefix (graph_S_I_minK.mlir: the first K ops, the same
 draws); the exit status is 1 on any mismatch, crash or hang, so that a ctest
@@ -112,8 +113,12 @@ class Graph:
             self.integer()
         elif r < 0.97:
             self.fp8()
-        else:
+        elif r < 0.985:
             self.attention()
+        elif self.rng.random() < 0.65:
+            self.conv()
+        else:
+            self.pool()
 
     def const(self, value, shape, dt):
         name = self.fresh()
@@ -233,6 +238,115 @@ class Graph:
             self.values.append((o, [b, h, sq, d], at))
         else:
             self.emit(f"fusec.cast {o} : {qt} to {ttype([b, h, sq, d], dt)}", [b, h, sq, d], dt)
+
+    def window(self, dims, kernel_max, transposed=False):
+        """Per spatial dim of `dims`: (kernel, stride, dilation, pad_low,
+        pad_high, output size), the output at least 1. Transposed windows
+        keep their pads within the dilated kernel, as a transposed output
+        needs."""
+        out = []
+        for d in dims:
+            k = self.rng.choice([kk for kk in (1, 2, 3, 5) if kk <= kernel_max])
+            s = self.rng.choice([1, 1, 2, 3])
+            dil = self.rng.choice([1, 1, 1, 2]) if k > 1 else 1
+            span = dil * (k - 1) + 1
+            pl = self.rng.randint(0, span - 1)
+            ph = self.rng.randint(0, span - 1)
+            if transposed:
+                if (d - 1) * s - pl - ph + span < 1:
+                    pl, ph = 0, 0
+                o = (d - 1) * s - pl - ph + span
+            else:
+                if d + pl + ph < span:
+                    pl, ph = 0, 0
+                    k, dil, span = 1, 1, 1
+                o = (d + pl + ph - span) // s + 1
+            out.append((k, s, dil, pl, ph, o))
+        return out
+
+    @staticmethod
+    def window_attrs(w, with_kernel=False):
+        def arr(i):
+            return "array<i64: " + ", ".join(str(x[i]) for x in w) + ">"
+        attrs = [f"strides = {arr(1)}", f"dilations = {arr(2)}", f"pad_low = {arr(3)}",
+                 f"pad_high = {arr(4)}"]
+        if with_kernel:
+            attrs.insert(0, f"kernel = {arr(0)}")
+        return attrs
+
+    def conv(self):
+        """A convolution: 1-D to 3-D, strides, dilations, asymmetric pads,
+        groups (depthwise too), or transposed; 64 channels at times (the
+        tensor-core paths: implicit GEMM, TMA im2col for 16-bit floats);
+        the input channels first, or a channels-last argument transposed in
+        (the layout a network runs); the filter an argument."""
+        dt = self.dt()
+        rng = self.rng
+        sp = rng.choice([1, 2, 2, 2, 3])
+        n = rng.choice([1, 2])
+        transposed = rng.random() < 0.15
+        if rng.random() < 0.2 and not transposed:
+            groups, c, k = 1, 64, rng.choice([8, 64])
+            dims = [rng.choice([3, 5, 8]) for _ in range(sp)]
+        else:
+            groups = rng.choice([1, 1, 1, 2, 3])
+            cpg = rng.choice([1, 2, 3, 8])
+            kpg = rng.choice([1, 2, 4, 8])
+            if rng.random() < 0.15:  # depthwise
+                cpg, kpg = 1, 1
+                groups = rng.choice([2, 4, 8])
+            c, k = groups * cpg, groups * kpg
+            dims = [rng.choice([1, 3, 5, 8, 13]) if sp < 3 else rng.choice([1, 3, 4, 5])
+                    for _ in range(sp)]
+        w = self.window(dims, 5 if sp < 3 else 3, transposed)
+        kernel = [x[0] for x in w]
+        x_shape = [n, c] + dims
+        if rng.random() < 0.3:
+            # A channels-last argument, moved to channels first.
+            xl = self.arg([n] + dims + [c], dt)
+            perm = [0, sp + 1] + list(range(1, sp + 1))
+            x = self.fresh()
+            self.lines.append(f"  {x} = fusec.transpose {xl[0]} perm [{', '.join(map(str, perm))}] : "
+                              f"{ttype(xl[1], dt)} -> {ttype(x_shape, dt)}")
+        else:
+            x = self.arg(x_shape, dt)[0]
+        f_shape = ([c, k // groups] if transposed else [k, c // groups]) + kernel
+        f = self.arg(f_shape, dt)[0]
+        out = [n, k] + [x[5] for x in w]
+        attrs = self.window_attrs(w)
+        if groups > 1:
+            attrs.append(f"groups = {groups} : i64")
+        if transposed:
+            attrs.append("transposed")
+        self.emit(f"fusec.conv {x}, {f} {{{', '.join(attrs)}}} : ({ttype(x_shape, dt)}, "
+                  f"{ttype(f_shape, dt)}) -> {ttype(out, dt)}", out, dt)
+
+    def pool(self):
+        """Max or average pooling (with or without the padding counted),
+        1-D to 3-D, strides, dilations, pads below the window, floor or
+        ceil output sizes."""
+        dt = self.dt()
+        rng = self.rng
+        sp = rng.choice([1, 2, 2, 3])
+        dims = [rng.choice([1, 2, 5, 8, 13]) if sp < 3 else rng.choice([1, 3, 4, 6]) for _ in range(sp)]
+        shape = [rng.choice([1, 2]), rng.choice([1, 3, 8])] + dims
+        x = self.arg(shape, dt)[0]
+        w = self.window(dims, 3)
+        ceil = rng.random() < 0.3
+        out = list(shape[:2])
+        for d, (k, s, dil, pl, ph, o) in zip(dims, w):
+            span = dil * (k - 1) + 1
+            if ceil:
+                o = -(-(d + pl + ph - span) // s) + 1
+                if (o - 1) * s >= d + pl:  # a last window starting in the high padding
+                    o -= 1
+            out.append(o)
+        kind = rng.choice(["max", "mean"])
+        attrs = self.window_attrs(w, with_kernel=True)
+        if kind == "mean" and rng.random() < 0.5:
+            attrs.append("count_include_pad")
+        self.emit(f"fusec.pool {kind} {x} {{{', '.join(attrs)}}} : {ttype(shape, dt)} -> {ttype(out, dt)}",
+                  out, dt)
 
     def binary(self):
         a = self.pick()
