@@ -5,7 +5,9 @@
 #     on the GPU: every function of
 #     test/lit/CodeGen/matmul-wgmma-resident.mlir and
 #     conv-pointwise-filter.mlir, and the two convolution examples, also
-#     with FUSEC_CONV_POINTWISE_ROWS=1; memcheck and racecheck on two.
+#     with FUSEC_CONV_POINTWISE_ROWS=1; memcheck and racecheck on two;
+#     random graphs (convolutions and pools among their ops) through the
+#     JIT path against the interpreter, also under resident tiles.
 #   PART=b bash bench/stop57-gpu.sh
 #     ResNet-50's layers (bench/convnets.py, CONV_ONLY=forward, cuDNN
 #     autotuned), each under the default, resident tiles, the rows form,
@@ -39,6 +41,14 @@ a)
         test/lit/CodeGen/matmul-wgmma-resident.mlir --function=$f --runs=1 --warmup=0 > "$L/$tool-$f.log" 2>&1
       echo "@$f under $tool: rc=$? $(grep -o 'ERROR SUMMARY: [0-9]* errors\|RACECHECK SUMMARY: [0-9]* hazards[^.]*' "$L/$tool-$f.log" | tail -1)" | tee -a "$S"
     done
+  done
+  # Random graphs (the generator now draws convolutions and pools) through
+  # the whole JIT path against the interpreter, default and resident tiles.
+  for v in X=default FUSEC_WGMMA_RESIDENT_B=1; do
+    env $v python3 test/random/random_graphs.py "$D/bin/fusec-run" --gpu --dtype mixed --seed 5710 \
+      --count 2000 --jobs 12 --batch 25 --deadline 90 --minimize --timeout 120 \
+      --keep "$OUT/random-${v%%=*}" --json "$OUT/random-${v%%=*}.json" > "$L/random-${v%%=*}.log" 2>&1
+    echo "random graphs [$v]: $(tail -1 "$L/random-${v%%=*}.log")" | tee -a "$S"
   done ;;
 b)
   OUT=$OUT/forward CONV_ONLY=forward \
