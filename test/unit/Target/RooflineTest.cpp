@@ -167,6 +167,42 @@ TEST_F(RooflineTest, TensorCoreKernelsPayForEfficiencyAndTheLastWave) {
               plain.kernels[0].tensorSeconds + target->launchSeconds(), 1e-12);
 }
 
+TEST_F(RooflineTest, AGridSmallerThanTheChipLeavesTensorCoresIdle) {
+  // ResNet-50's last 3x3 convolution as its GEMM, [1568, 4608] x [4608,
+  // 512] in 128 x 64 tiles: 13 x 8 = 104 units on a grid of 104 CTAs,
+  // one an SM, so 28 of the H200's 132 SMs have no work: 132 / 104 of the
+  // whole chip's time (the waves were counted over the grid, 1.0).
+  const char *text = R"mlir(
+    func.func @f(%a: tensor<1568x4608xbf16>, %b: tensor<4608x512xbf16>) -> tensor<1568x512xbf16> {
+      %r = fusec.kernel "k0_matmul" (%a, %b) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = %GRID, block = 384, tile = [128, %N, 64], stages = 8, smem = 230544, regs = 232>} : (tensor<1568x4608xbf16>, tensor<4608x512xbf16>) -> tensor<1568x512xbf16> {
+      ^bb0(%x: tensor<1568x4608xbf16>, %y: tensor<4608x512xbf16>):
+        %0 = fusec.matmul %x, %y : (tensor<1568x4608xbf16>, tensor<4608x512xbf16>) -> tensor<1568x512xbf16>
+        fusec.yield %0 : tensor<1568x512xbf16>
+      }
+      return %r : tensor<1568x512xbf16>
+    })mlir";
+  auto with = [&](const std::string &grid, const std::string &n) {
+    std::string s = text;
+    s.replace(s.find("%GRID"), 5, grid);
+    s.replace(s.find("%N"), 2, n);
+    return s;
+  };
+  auto target = Target::load("h200");
+  ASSERT_TRUE(target.ok());
+  ASSERT_EQ(target->value("sm_count"), 132.0);
+  double epilogue = 1568.0 * 512 * 2 /
+                    (target->value("sm_count") * 128 * target->value("clock_ghz") * 1e9 * 0.5);
+  double bare = 2.0 * 1568 * 4608 * 512 / target->tensorFlopsPerSecond(DType::BF16) /
+                target->tensorEfficiency();
+  GraphAnalysis small = analyze(with("104", "64").c_str(), "h200");
+  ASSERT_EQ(small.kernels.size(), 1u);
+  EXPECT_NEAR(small.kernels[0].tensorSeconds, bare * 132.0 / 104.0 + epilogue, bare * 1e-9);
+  // 128 x 256 tiles: 26 units, a fifth of the chip.
+  GraphAnalysis wide = analyze(with("26", "256").c_str(), "h200");
+  ASSERT_EQ(wide.kernels.size(), 1u);
+  EXPECT_NEAR(wide.kernels[0].tensorSeconds, bare * 132.0 / 26.0 + epilogue, bare * 1e-9);
+}
+
 TEST_F(RooflineTest, SwappedDecodeTilesHaveTheirOwnFillAndDrain) {
   // 16 tokens by 4096 x 4096 weights in the swapped tile (16 rows): its
   // fill and drain is gemm_latency_swapped_us, not the 64-row tile's.
