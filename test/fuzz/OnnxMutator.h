@@ -274,20 +274,22 @@ inline const std::vector<std::string> &knownOps() {
   return ops;
 }
 
-/// A field holding a string (wire 2) or a varint, of a `kind` message.
-inline Field stringField(Kind kind, uint32_t number, std::string bytes) {
+/// An empty field `number` of wire type `wire` in a `kind` message.
+inline Field makeField(Kind kind, uint32_t number, uint8_t wire) {
   Field f;
   f.number = number;
-  f.wire = 2;
+  f.wire = wire;
   f.kind = kind;
+  return f;
+}
+/// A field holding a string (wire 2) or a varint, of a `kind` message.
+inline Field stringField(Kind kind, uint32_t number, std::string bytes) {
+  Field f = makeField(kind, number, 2);
   f.bytes = std::move(bytes);
   return f;
 }
 inline Field varintField(Kind kind, uint32_t number, uint64_t value) {
-  Field f;
-  f.number = number;
-  f.wire = 0;
-  f.kind = kind;
+  Field f = makeField(kind, number, 0);
   f.value = value;
   return f;
 }
@@ -308,10 +310,7 @@ inline Field madeAttribute(std::mt19937_64 &rng) {
   static const std::vector<std::string> strings = {"mode", "auto_pad", "direction",
                                                    "coordinate_transformation_mode",
                                                    "padding_mode", "reduction"};
-  Field a;
-  a.number = 5;
-  a.wire = 2;
-  a.kind = Kind::Node;
+  Field a = makeField(Kind::Node, 5, 2);
   a.child = Kind::Attribute;
   auto small = [&]() -> uint64_t {
     return rng() % 4 ? static_cast<uint64_t>(static_cast<int64_t>(rng() % 7) - 2)
@@ -325,10 +324,7 @@ inline Field madeAttribute(std::mt19937_64 &rng) {
     break;
   case 1: {
     a.children.push_back(stringField(Kind::Attribute, 1, pickOne(lists, rng)));
-    Field l;
-    l.number = 8;
-    l.wire = 2;
-    l.kind = Kind::Attribute;
+    Field l = makeField(Kind::Attribute, 8, 2);
     l.packed = true;
     for (uint64_t i = 0, n = rng() % 7; i < n; ++i)
       l.ints.push_back(small());
@@ -338,10 +334,7 @@ inline Field madeAttribute(std::mt19937_64 &rng) {
   }
   case 2: {
     a.children.push_back(stringField(Kind::Attribute, 1, pickOne(floats, rng)));
-    Field f;
-    f.number = 2;
-    f.wire = 5;
-    f.kind = Kind::Attribute;
+    Field f = makeField(Kind::Attribute, 2, 5);
     f.value = interestingFloat(rng);
     a.children.push_back(f);
     a.children.push_back(varintField(Kind::Attribute, 20, 1)); // FLOAT
@@ -369,10 +362,7 @@ inline Field madeAttribute(std::mt19937_64 &rng) {
 /// Returns the new output's name.
 inline std::string addNode(Field &graph, const std::vector<std::string> &valueNames,
                            const std::vector<Site> &attributes, std::mt19937_64 &rng) {
-  Field node;
-  node.number = 1;
-  node.wire = 2;
-  node.kind = Kind::Graph;
+  Field node = makeField(Kind::Graph, 1, 2);
   node.child = Kind::Node;
   for (uint64_t i = 0, n = 1 + rng() % 3; i < n; ++i)
     node.children.push_back(stringField(

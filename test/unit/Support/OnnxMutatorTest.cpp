@@ -23,10 +23,7 @@ namespace {
 Field str(Kind kind, uint32_t number, const std::string &s) { return stringField(kind, number, s); }
 
 Field message(Kind kind, uint32_t number, Kind child, std::vector<Field> children) {
-  Field f;
-  f.number = number;
-  f.wire = 2;
-  f.kind = kind;
+  Field f = makeField(kind, number, 2);
   f.child = child;
   f.children = std::move(children);
   return f;
