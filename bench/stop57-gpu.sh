@@ -5,7 +5,9 @@
 #     on the GPU: every function of
 #     test/lit/CodeGen/matmul-wgmma-resident.mlir and
 #     conv-pointwise-filter.mlir, and the two convolution examples, also
-#     with FUSEC_CONV_POINTWISE_ROWS=1; memcheck and racecheck on two;
+#     with FUSEC_CONV_POINTWISE_ROWS=1 and with the cooperative 128-row
+#     tile (FUSEC_WGMMA_PINGPONG=0: two consumers share the resident
+#     tiles); memcheck and racecheck on two;
 #     random graphs (convolutions and pools among their ops) through the
 #     JIT path against the interpreter, also under resident tiles.
 #   PART=b bash bench/stop57-gpu.sh
@@ -28,7 +30,8 @@ a)
   pass=0; fail=0
   for t in test/lit/CodeGen/matmul-wgmma-resident.mlir test/lit/Passes/conv-pointwise-filter.mlir examples/resblock.mlir examples/convnet.mlir; do
     for f in $(grep -o 'func.func @[A-Za-z0-9_]*' $t | cut -d@ -f2); do
-      for v in "FUSEC_WGMMA_RESIDENT_B=1" "FUSEC_WGMMA_RESIDENT_B=1 FUSEC_CONV_POINTWISE_ROWS=1"; do
+      for v in "FUSEC_WGMMA_RESIDENT_B=1" "FUSEC_WGMMA_RESIDENT_B=1 FUSEC_CONV_POINTWISE_ROWS=1" \
+               "FUSEC_WGMMA_RESIDENT_B=1 FUSEC_WGMMA_PINGPONG=0"; do
         if env $v timeout 180 "$D/bin/fusec-run" $t --function=$f --runs=2 --warmup=1 >> "$L/check.log" 2>&1; then
           pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL [$v] $t @$f" | tee -a "$S"; fi
       done

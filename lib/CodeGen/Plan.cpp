@@ -876,8 +876,10 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
   // reloaded all of it, 32 KB from L2 for 8 KB of activations a 64-row
   // tile. Loaded once a CTA, a stage holds the lhs alone, and more stages
   // fit in what is left.
+  // At most 96 KB of them, and at least two stages of the lhs beside.
   if (residentRhsRequested())
-    if (int64_t blocks = residentRhsBlocks(l, t)) {
+    if (int64_t blocks = residentRhsBlocks(
+            l, t, std::min<int64_t>(96 * 1024, budget - 2 * t.m * t.k * 2))) {
       t.resident = blocks;
       int64_t left = budget - t.residentBytes();
       int64_t most = 8;

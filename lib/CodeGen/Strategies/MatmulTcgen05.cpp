@@ -379,6 +379,12 @@ absl::Status MatmulTcgen05Emitter::epilogueLoop(Value smem, Value tmem, Value wa
 }
 
 absl::Status MatmulTcgen05Emitter::build() {
+  // Its accumulator barriers sit where a wgmma kernel keeps the resident
+  // rhs tiles' barrier, and its MMAs read the rhs from the stages.
+  if (t.resident)
+    return absl::InvalidArgumentError(
+        "matmul_tcgen05 streams its rhs: a plan with resident tiles is for matmul_wgmma "
+        "(re-run fusec-tile)");
   layoutTiles();
   if (t.m != 128)
     return absl::InvalidArgumentError(

@@ -16,6 +16,12 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: env FUSEC_WGMMA_RESIDENT_B=1 fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t" -o %t/out.mlir
 // RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t/pointwise.k0_matmul_max.ptx %t/reduce.k0_matmul.ptx %t/transposed.k0_matmul.ptx %t/dual.k0_matmul_mul.ptx
+// The cooperative 128-row tile (two consumer warpgroups share each tile and
+// the resident rhs).
+// RUN: env FUSEC_WGMMA_RESIDENT_B=1 FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s --check-prefix=COOP
+// RUN: rm -rf %t.coop && mkdir -p %t.coop
+// RUN: env FUSEC_WGMMA_RESIDENT_B=1 FUSEC_WGMMA_PINGPONG=0 fusec-opt %s --fusec-pipeline="target=h200" --fusec-codegen="dump-dir=%t.coop" -o %t.coop/out.mlir
+// RUN: %python %S/Inputs/ptxas_clean.py %ptxas sm_90a 232 %t.coop/reduce.k0_matmul.ptx %t.coop/dual.k0_matmul_mul.ptx
 // The sm_100a plan (tcgen05) never keeps its rhs resident.
 // RUN: env FUSEC_WGMMA_RESIDENT_B=1 fusec-opt %s --fusec-pipeline="target=b200" | FileCheck %s --check-prefix=B200
 // A hand-written plan that asks for resident tiles where they cannot be is
@@ -40,6 +46,10 @@
 // PLAN-LABEL: func.func @batched_rhs
 // PLAN-NOT: resident
 // PLAN: return
+// COOP-LABEL: func.func @reduce
+// COOP: #fusec.launch<strategy = matmul_wgmma, {{.*}}tile = [128, 64, 64], stages = 8, {{.*}}resident = 4>
+// COOP-LABEL: func.func @dual
+// COOP: #fusec.launch<strategy = matmul_wgmma, {{.*}}tile = [128, 128, 64], stages = 8, {{.*}}resident = 2>
 // DEFAULT-NOT: resident
 // B200-NOT: resident
 
