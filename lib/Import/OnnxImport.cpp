@@ -101,14 +101,18 @@ absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string
   // mistyped file (a SequenceProto read as a tensor) must not ask for
   // petabytes. Every element takes at least one byte of raw data or one
   // typed value (the count is checked exactly below).
-  int64_t n = 1;
+  // The non-zero dims' product is bounded too: an empty tensor's other
+  // dims ([0, 2^62, 2^62]) would overflow what importers compute from them.
+  int64_t n = 1, nonZero = 1;
   for (int64_t d : t.dims) {
     if (d < 0)
       return absl::InvalidArgumentError(absl::StrCat("tensor '", t.name, "' has a negative dim"));
-    if (d != 0 && n > (int64_t{1} << 40) / d)
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor '", t.name, "' has more than 2^40 elements"));
-    n *= d;
+    if (d != 0 && nonZero > (int64_t{1} << 40) / d)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", t.name, "' has more than 2^40 elements (its non-zero dims' product)"));
+    if (d != 0)
+      nonZero *= d;
+    n = d == 0 ? 0 : n * d;
   }
   if (!t.external) {
     size_t have = t.raw.size() + t.floatData.size() + t.int32Data.size() + t.int64Data.size() +
@@ -141,7 +145,7 @@ absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string
       return absl::InvalidArgumentError(absl::StrCat("tensor '", t.name, "': external offset out of range"));
     if (length < 0)
       length = static_cast<int64_t>(file->size()) - offset;
-    if (offset + length > static_cast<int64_t>(file->size()))
+    if (length > static_cast<int64_t>(file->size()) - offset)
       return absl::InvalidArgumentError(absl::StrCat("tensor '", t.name, "': external data truncated"));
     raw = file->substr(offset, length);
     hasRaw = true;
@@ -441,15 +445,20 @@ absl::StatusOr<int64_t> Importer::checkedElements(const std::vector<int64_t> &sh
   if (shape.size() > kMaxRank)
     return invalid(absl::StrCat("a result of rank ", shape.size(), ": more than ", kMaxRank,
                                 " dims"));
-  int64_t n = 1;
+  // The non-zero dims' product is bounded too, so that no arithmetic on an
+  // empty tensor's other dims ([0, 2^62, 2^62]) can overflow.
+  int64_t n = 1, nonZero = 1;
   for (int64_t d : shape) {
     if (d < 0)
       return invalid(absl::StrCat("a result of shape [", absl::StrJoin(shape, ", "),
                                   "] has a negative dim"));
-    if (d != 0 && n > kMaxElements / d)
+    if (d != 0 && nonZero > kMaxElements / d)
       return invalid(absl::StrCat("a result of shape [", absl::StrJoin(shape, ", "),
-                                  "] has more than 2^40 elements"));
-    n *= d;
+                                  "] has more than 2^40 elements",
+                                  n == 0 ? " in its non-zero dims" : ""));
+    if (d != 0)
+      nonZero *= d;
+    n = d == 0 ? 0 : n * d;
   }
   return n;
 }

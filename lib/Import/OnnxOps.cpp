@@ -680,7 +680,8 @@ absl::Status importRange(Importer &I) {
     if (count > Importer::kMaxFoldElements)
       return I.unsupported(absl::StrCat("a range of ", static_cast<double>(count),
                                         " elements: above the import-time folding cap of 2^26"));
-    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+    // An empty range's count is negative, down to -2^64: no conversion.
+    int64_t n = count <= 0 ? 0 : static_cast<int64_t>(count);
     h = HostTensor(d, {n});
     // Every element lies between start and limit, but i * delta alone can
     // leave int64 (start -2^63, delta 2^40): the product in 128 bits.
@@ -983,6 +984,9 @@ absl::Status importSplit(Importer &I) {
     // A Split with no outputs (fuzz_onnx: a division by zero here).
     if (parts <= 0)
       return I.invalid("Split has no outputs");
+    if (parts != static_cast<int64_t>(I.numOutputs()))
+      return I.invalid(absl::StrCat("num_outputs ", parts, " differs from the node's ",
+                                    I.numOutputs(), " outputs"));
     int64_t each = (x.shape[ax] + parts - 1) / parts;
     for (int64_t i = 0, left = x.shape[ax]; i < parts; ++i, left -= each)
       sizes.push_back(std::max<int64_t>(0, std::min(each, left)));
@@ -1135,6 +1139,13 @@ absl::Status importPad(Importer &I) {
       return I.invalid("pads overflow the dim");
     if (shape[axes[i]] < 0)
       return I.invalid("pads remove more than the dim");
+    // A pad past the dim's size on one side (and its negative on the
+    // other) is never a sensible model, and its coordinates would overflow.
+    auto huge = [](int64_t p) {
+      return p < -Importer::kMaxElements || p > Importer::kMaxElements;
+    };
+    if (huge(pads[i]) || huge(pads[i + axes.size()]))
+      return I.invalid(absl::StrCat("a pad of more than 2^40 along axis ", axes[i]));
   }
   TRY(padded, I.checkedElements(shape));
   // Edge, reflect and wrap read the input: an empty dim has nothing to read.
@@ -1303,6 +1314,12 @@ absl::Status importGatherElements(Importer &I) {
   TRY(ax, I.axis(I.attrInt("axis", 0), rank));
   if (idx.shape.size() != data.shape.size())
     return I.invalid("indices and data differ in rank");
+  // ONNX: the indices' dims within the data's, but along the axis (each
+  // element reads its own coordinates there).
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != ax && idx.shape[d] > data.shape[d])
+      return I.invalid(absl::StrCat("indices dim ", d, " (", idx.shape[d],
+                                    ") is larger than the data's (", data.shape[d], ")"));
   if (idx.elements() == 0)
     return I.define(0, knownVal(HostTensor(data.dtype, idx.shape)));
   auto src = stridesOf(data.shape);
@@ -2232,7 +2249,10 @@ absl::StatusOr<Val> integerMatMul(Importer &I, size_t aIn, size_t bIn, size_t aZ
     auto zeroAt = [&](int64_t j) -> int64_t {
       return bZero ? bZero->ints[static_cast<size_t>(bZero->ints.size() == 1 ? 0 : j)] : 0;
     };
-    for (int64_t k0 = 0; k0 < k;) {
+    // No column (an empty b): no sum to bound, one run (not a walk of K).
+    if (batches * n == 0)
+      runs.push_back({0, k});
+    for (int64_t k0 = 0; k0 < k && batches * n != 0;) {
       std::vector<int64_t> sum(static_cast<size_t>(batches * n), 0);
       int64_t k1 = k0;
       for (; k1 < k; ++k1) {

@@ -121,8 +121,11 @@ absl::Status importMelWeightMatrix(Importer &I) {
   std::vector<int64_t> point(static_cast<size_t>(mels + 2));
   for (int64_t i = 0; i < mels + 2; ++i) {
     double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * step + lowMel) / 2595) - 1);
-    point[i] = static_cast<int64_t>(
-        std::floor(static_cast<double>(length + 1) * hz / static_cast<double>(rate)));
+    double bin = std::floor(static_cast<double>(length + 1) * hz / static_cast<double>(rate));
+    // In range before the conversion (an upper edge of 1e30 Hz).
+    if (!(std::fabs(bin) <= static_cast<double>(Importer::kMaxElements)))
+      return I.invalid(absl::StrCat("mel point ", i, " falls at DFT bin ", bin));
+    point[i] = static_cast<int64_t>(bin);
   }
   std::vector<double> w(static_cast<size_t>(n), 0.0);
   auto at = [&](int64_t bin, int64_t mel) -> double * {
@@ -134,11 +137,13 @@ absl::Status importMelWeightMatrix(Importer &I) {
       if (double *p = at(center, m))
         *p = 1;
     } else {
-      for (int64_t j = left; j <= center; ++j)
+      // Only the bins there are (a point far past them is no loop of its
+      // length).
+      for (int64_t j = std::max<int64_t>(left, 0); j <= std::min(center, bins - 1); ++j)
         if (double *p = at(j, m))
           *p = static_cast<double>(j - left) / static_cast<double>(center - left);
     }
-    for (int64_t j = center; j < right; ++j)
+    for (int64_t j = std::max<int64_t>(center, 0); j < std::min(right, bins); ++j)
       if (double *p = at(j, m))
         *p = static_cast<double>(right - j) / static_cast<double>(right - center);
   }

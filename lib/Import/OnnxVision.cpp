@@ -135,7 +135,9 @@ absl::StatusOr<std::vector<int64_t>> forwardSpatial(Importer &I,
 
 /// The [M, C/group, kernel...] filter fits `channels` in `groups`.
 absl::Status checkFilter(Importer &I, const Val &w, int64_t channels, int64_t groups) {
-  if (w.shape[1] * groups != channels || w.shape[0] % groups)
+  int64_t product;
+  if (__builtin_mul_overflow(w.shape[1], groups, &product) || product != channels ||
+      w.shape[0] % groups)
     return I.invalid(absl::StrCat("the filter [", absl::StrJoin(w.shape, ", "), "] does not fit ",
                                   channels, " input channels in ", groups, " groups"));
   return absl::OkStatus();
@@ -214,9 +216,10 @@ absl::Status importConv(Importer &I) {
   size_t n = spatial.size();
   int64_t groups = I.attrInt("group", 1);
   int64_t channels = x.shape[1];
-  if (groups < 1 || channels % groups)
+  if (groups < 1 || groups > std::max<int64_t>(channels, 1) || channels % groups)
     return I.invalid(absl::StrCat("group ", groups, " does not divide the ", channels,
-                                  " input channels"));
+                                  " input channels (1 to ", std::max<int64_t>(channels, 1),
+                                  " groups)"));
   std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
   TRY(win, readWindow(I, spatial, kernel, transposed));
   std::vector<int64_t> shape = {x.shape[0]};
@@ -230,15 +233,23 @@ absl::Status importConv(Importer &I) {
     if (w.shape[0] != channels)
       return I.invalid(absl::StrCat("the filter [", absl::StrJoin(w.shape, ", "), "] does not fit ",
                                     channels, " input channels ([C, K/group, kernel...])"));
-    shape.push_back(w.shape[1] * groups);
+    int64_t outChannels;
+    if (__builtin_mul_overflow(w.shape[1], groups, &outChannels))
+      return I.invalid(absl::StrCat("the filter's ", w.shape[1], " channels a group times ",
+                                    groups, " groups overflow"));
+    shape.push_back(outChannels);
     std::vector<int64_t> outPad = I.attrInts("output_padding").value_or(std::vector<int64_t>(n, 0));
     std::optional<std::vector<int64_t>> outShape = I.attrInts("output_shape");
     if (outShape && outShape->size() == n + 2)
       outShape = std::vector<int64_t>(outShape->begin() + 2, outShape->end());
     if (!outShape && (win.autoPad == "SAME_UPPER" || win.autoPad == "SAME_LOWER")) {
       outShape.emplace();
-      for (size_t i = 0; i < n; ++i)
-        outShape->push_back(spatial[i] * win.strides[i]);
+      for (size_t i = 0; i < n; ++i) {
+        int64_t o;
+        if (__builtin_mul_overflow(spatial[i], win.strides[i], &o))
+          return I.invalid(absl::StrCat("spatial dim ", i, " times its stride overflows"));
+        outShape->push_back(o);
+      }
     }
     if (outPad.size() != n || (outShape && outShape->size() != n))
       return I.invalid(absl::StrCat("output_padding and output_shape need ", n, " values"));
@@ -252,7 +263,12 @@ absl::Status importConv(Importer &I) {
     }
     for (size_t i = 0; i < n; ++i) {
       // ONNX: out = stride·(in - 1) + output_padding + extent - pads.
-      int64_t unpadded = (spatial[i] - 1) * win.strides[i] + win.extent(i);
+      int64_t unpadded;
+      if (__builtin_mul_overflow(spatial[i] - 1, win.strides[i], &unpadded) ||
+          __builtin_add_overflow(unpadded, win.extent(i), &unpadded) ||
+          unpadded > Importer::kMaxElements)
+        return I.invalid(absl::StrCat("spatial dim ", i, ": an output past 2^40 (input ",
+                                      spatial[i], ", stride ", win.strides[i], ")"));
       int64_t out = unpadded + outPad[i] - win.padLow[i] - win.padHigh[i];
       if (outShape) {
         // The pads are what the requested output needs; a negative total
@@ -361,9 +377,10 @@ absl::StatusOr<Val> integerConv(Importer &I, size_t xIn, size_t wIn, size_t xZpI
                                   x.shape.size(), " (that of the input)"));
   int64_t groups = I.attrInt("group", 1);
   int64_t channels = x.shape[1];
-  if (groups < 1 || channels % groups)
+  if (groups < 1 || groups > std::max<int64_t>(channels, 1) || channels % groups)
     return I.invalid(absl::StrCat("group ", groups, " does not divide the ", channels,
-                                  " input channels"));
+                                  " input channels (1 to ", std::max<int64_t>(channels, 1),
+                                  " groups)"));
   if (absl::Status fits = checkFilter(I, w, channels, groups); !fits.ok())
     return fits;
   std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
@@ -412,7 +429,8 @@ absl::StatusOr<Val> integerConv(Importer &I, size_t xIn, size_t wIn, size_t xZpI
   // values); else 255 a tap for every channel.
   int64_t taps = 1;
   for (int64_t k : kernel)
-    taps *= k;
+    if (__builtin_mul_overflow(taps, k, &taps))
+      return I.invalid("the filter's taps overflow");
   bool knownFilter = w.known && wZeroKnown;
   std::vector<int64_t> magnitude;
   if (knownFilter) {
@@ -548,12 +566,17 @@ absl::StatusOr<Val> maxPoolIndices(Importer &I, Val x, Val y, const WindowAttrs 
     outStride[i] = columnMajor ? outStride[i - 1] * spatial[i - 1] : rowStride[i];
   if (!columnMajor)
     outStride[0] = rowStride[0];
+  // Checked as it grows: kernel_shape of 2^30 a dim passes the window's
+  // checks, and their product overflows.
   int64_t taps = 1;
   for (int64_t k : win.kernel)
-    taps *= k;
+    if (__builtin_mul_overflow(taps, k, &taps) || taps > 4096) {
+      taps = 4097;
+      break;
+    }
   if (taps > 4096)
-    return I.unsupported(absl::StrCat("MaxPool's Indices over a window of ", taps,
-                                      " positions (at most 4096: a gather each)"));
+    return I.unsupported("MaxPool's Indices over a window of more than 4096 positions (a "
+                         "gather each)");
   std::optional<Val> result;
   for (int64_t t = taps - 1; t >= 0; --t) {
     std::vector<int64_t> k(n);
@@ -673,9 +696,13 @@ absl::Status importMaxUnpool(Importer &I) {
     for (size_t d = 0; d < n; ++d)
       win.padLow[d] = win.padHigh[d] = 0;
   std::vector<int64_t> outShape = {x.shape[0], x.shape[1]};
-  for (size_t d = 0; d < n; ++d)
-    outShape.push_back((spatial[d] - 1) * win.strides[d] + win.kernel[d] - win.padLow[d] -
-                       win.padHigh[d]);
+  for (size_t d = 0; d < n; ++d) {
+    int64_t o;
+    if (__builtin_mul_overflow(spatial[d] - 1, win.strides[d], &o) || o > Importer::kMaxElements)
+      return I.invalid(absl::StrCat("spatial dim ", d, ": an output past 2^40 (input ",
+                                    spatial[d], ", stride ", win.strides[d], ")"));
+    outShape.push_back(o + win.kernel[d] - win.padLow[d] - win.padHigh[d]);
+  }
   for (int64_t d : outShape)
     if (d < 1)
       return I.invalid(absl::StrCat("an output of shape [", absl::StrJoin(outShape, ", "), "]"));
@@ -1288,8 +1315,10 @@ absl::Status importRoiAlign(Importer &I) {
       float gh = std::ceil(rh / static_cast<float>(oh)), gw = std::ceil(rw / static_cast<float>(ow));
       if (!std::isfinite(gh) || !std::isfinite(gw) || gh > 4096 || gw > 4096)
         return I.unsupported(absl::StrCat("region ", r, " takes a sampling grid over 4,096"));
-      gridH[static_cast<size_t>(r)] = std::max<int64_t>(0, static_cast<int64_t>(gh));
-      gridW[static_cast<size_t>(r)] = std::max<int64_t>(0, static_cast<int64_t>(gw));
+      // Clamped before the conversion: a region of negative extent makes a
+      // grid of -1e30.
+      gridH[static_cast<size_t>(r)] = static_cast<int64_t>(std::max(0.0f, gh));
+      gridW[static_cast<size_t>(r)] = static_cast<int64_t>(std::max(0.0f, gw));
     }
   }
   int64_t GH = std::max<int64_t>(1, *std::max_element(gridH.begin(), gridH.end()));
@@ -1533,8 +1562,16 @@ absl::Status importResize(Importer &I) {
     }
     for (size_t i = 0; i < axes.size(); ++i) {
       double r = policy == "stretch" ? static_cast<double>(sizes[i]) / x.shape[axes[i]] : common;
-      outDims[axes[i]] =
-          policy == "stretch" ? sizes[i] : static_cast<int64_t>(std::round(r * x.shape[axes[i]]));
+      if (policy == "stretch") {
+        outDims[axes[i]] = sizes[i];
+      } else {
+        // In range before the conversion (an empty axis makes r infinite,
+        // a size near 2^63 past int64).
+        double v = std::round(r * x.shape[axes[i]]);
+        if (!(v >= 0 && v <= static_cast<double>(Importer::kMaxElements)))
+          return I.invalid(absl::StrCat("an output size of ", v, " along axis ", axes[i]));
+        outDims[axes[i]] = static_cast<int64_t>(v);
+      }
       scaleOf[axes[i]] = r;
     }
   }

@@ -22,6 +22,10 @@ a protobuf writer of its own (no onnx package needed):
   reduce_prod_int.onnx  ReduceProd of a known int64 tensor (folded exactly)
   range_int64_extremes.onnx, range_to_minus_inf.onnx  Range at the ends of
                      int64 (by 2^62) and to -inf (empty)
+  ovf_*.onnx         attributes and dims at int64's ends (an empty tensor's
+                     huge dims, Pad, Split, GatherElements, MaxPool's
+                     Indices, Resize, MelWeightMatrix, grouped Conv,
+                     ConvTranspose): each an error naming the node
   matmulinteger_deep/, qlinearmatmul_deep/  backend test folders of
                      MatMulInteger (sums past 2^24) and QLinearMatMul over
                      K = 600, the expected outputs computed here
@@ -226,6 +230,7 @@ def main():
         [node("Range", ["s", "l", "d"], ["y"], "range")],
         [tensor("s", FLOAT, [], [0.0]), tensor("l", FLOAT, [], [float("-inf")]),
          tensor("d", FLOAT, [], [1.0])], [], [("y", FLOAT, [0])], opset=13))
+    overflow_tests(out)
     crop_resize_tests(out)
     recurrent_tests(out)
     more_op_tests(out)
@@ -284,6 +289,63 @@ def attr_float(name, v):
 
 def attr_string(name, v):
     return ld(5, ld(1, name) + ld(4, v) + vi(20, 3))
+
+
+def overflow_tests(out):
+    """ovf_*.onnx: attribute and dim values at int64's ends that an audit of
+    the importer's arithmetic found (each an overflow, an out-of-range
+    conversion or a walk of 2^40 under UBSan before): each is an error
+    naming the node."""
+    big, low = (1 << 63) - 1, -(1 << 63)
+
+    def w(name, data):
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+    x4 = [("x", FLOAT, [4])]
+    # An empty initializer whose other dims multiply past int64.
+    w("ovf_empty_huge.onnx", model([node("Flatten", ["e"], ["y"], "flat", attr_int("axis", 1))],
+                                   [tensor("e", FLOAT, [0, 1 << 62, 1 << 62], [])], [],
+                                   [("y", FLOAT, [0, 0])]))
+    # Pad by INT64_MIN before and INT64_MAX after (their sum is -1).
+    w("ovf_pad_ends.onnx", model([node("Pad", ["x", "pads"], ["y"], "pad")],
+                                 [tensor("pads", INT64, [2], [low, big])], x4, [("y", FLOAT, [3])]))
+    # Split into num_outputs INT64_MAX parts (two outputs).
+    w("ovf_split_parts.onnx", model([node("Split", ["x"], ["a", "b"], "split",
+                                          attr_int("num_outputs", big))], [], x4,
+                                    [("a", FLOAT, [2]), ("b", FLOAT, [2])], opset=18))
+    # GatherElements whose indices are larger than the data off the axis.
+    w("ovf_gather_elements.onnx", model(
+        [node("GatherElements", ["d", "i"], ["y"], "ge", attr_int("axis", 1))],
+        [tensor("i", INT64, [5, 1], [0, 1, 0, 1, 0])], [("d", FLOAT, [2, 3])], [("y", FLOAT, [5, 1])]))
+    # MaxPool's Indices over a window of (2^30)^3 taps.
+    w("ovf_maxpool_taps.onnx", model(
+        [node("MaxPool", ["x"], ["y", "idx"], "pool",
+              attr_ints("kernel_shape", [1 << 30] * 3) + attr_ints("strides", [1 << 30] * 3)
+              + attr_ints("pads", [(1 << 30) - 1] * 6))],
+        [], [("x", FLOAT, [1, 1, 1, 1, 1])], [("y", FLOAT, [1, 1, 1, 1, 1]), ("idx", INT64, [1, 1, 1, 1, 1])],
+        opset=12))
+    # Resize to sizes INT64_MAX with the aspect ratio kept (not_smaller).
+    w("ovf_resize_sizes.onnx", model(
+        [node("Resize", ["x", "", "", "sizes"], ["y"], "resize",
+              attr_string("keep_aspect_ratio_policy", "not_smaller") + attr_ints("axes", [0, 1]))],
+        [tensor("sizes", INT64, [2], [big, 1])], [("x", FLOAT, [4, 4])], [("y", FLOAT, [4, 4])],
+        opset=18))
+    # MelWeightMatrix up to 1e30 Hz: bin 2e30.
+    w("ovf_mel_upper.onnx", model(
+        [node("MelWeightMatrix", ["mels", "dft", "rate", "lo", "hi"], ["y"], "mel")],
+        [tensor("mels", INT64, [], [1]), tensor("dft", INT64, [], [2]), tensor("rate", INT64, [], [1]),
+         tensor("lo", FLOAT, [], [0.0]), tensor("hi", FLOAT, [], [1e30])], [], [("y", FLOAT, [2, 1])],
+        opset=17))
+    # A convolution of an empty input (no channels: any group divides them)
+    # in 2^62 groups, whose filter's channels times the groups overflow.
+    w("ovf_conv_groups.onnx", model(
+        [node("Conv", ["x", "w"], ["y"], "conv", attr_int("group", 1 << 62))],
+        [tensor("x", FLOAT, [1, 0, 3], []), tensor("w", FLOAT, [1, 4, 1], [1.0] * 4)], [],
+        [("y", FLOAT, [1, 1, 3])]))
+    # A transposed convolution whose input times its stride passes int64.
+    w("ovf_convt_stride.onnx", model(
+        [node("ConvTranspose", ["x", "w"], ["y"], "convt", attr_ints("strides", [1 << 30]))],
+        [], [("x", FLOAT, [1, 1, 1 << 34]), ("w", FLOAT, [1, 1, 1])], [("y", FLOAT, [1, 1, 1])]))
 
 
 def crop_resize_tests(out):
