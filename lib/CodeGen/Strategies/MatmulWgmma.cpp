@@ -1226,9 +1226,13 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
   // Resident rhs tiles: their one phase completes once, when all their
   // bytes have landed; every consumer thread waits for it before its first
   // wgmma (the barrier is never armed again, so the wait stays passed).
-  if (t.resident)
-    NVVM::MBarrierTryWaitParityOp::create(builder, sharedAt(smem, i32(flagOffset + 8)), i32(0),
-                                          ticks);
+  if (t.resident) {
+    // In statements of their own: the order of a call's arguments is the
+    // host compiler's, and the IR's order with it.
+    Value barrier = sharedAt(smem, i32(flagOffset + 8));
+    Value parity = i32(0);
+    NVVM::MBarrierTryWaitParityOp::create(builder, barrier, parity, ticks);
+  }
   e.loop(firstUnit, total, unitStep, {firstIt},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     auto [b, tm, tn, part] = decodeUnit(unit);

@@ -65,12 +65,13 @@
 // CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %[[RB]], box
 // CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %[[RB]], box
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %[[STAGE:[0-9]+]]
-// The consumers wait for the resident rhs (its one phase) before their
-// units.
+// The consumers wait for the resident rhs (its one phase: parity 0) before
+// their units.
 // CHECK: nvvm.setmaxregister  increase 232
 // CHECK: %[[WB_AT:.*]] = llvm.mlir.constant(131208 : i32) : i32
 // CHECK-NEXT: %[[WB:.*]] = llvm.getelementptr %{{.*}}[%[[WB_AT]]]
-// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[WB]]
+// CHECK-NEXT: %[[PARITY:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[WB]], %[[PARITY]]
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 16>
 // CHECK: llvm.return
 func.func @pointwise(%x: tensor<8x784x64xf16>, %w: tensor<64x256xf16>, %b: tensor<256xf16>) -> tensor<8x784x256xf16> {
