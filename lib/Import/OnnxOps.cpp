@@ -1292,6 +1292,14 @@ absl::Status importGather(Importer &I) {
   TRY(gathered, I.checkedElements(shape));
   if (gathered == 0)
     return I.define(0, knownVal(HostTensor(data.dtype, shape)));
+  // Whatever it gathers from a splat is the splat (fuzz_onnx: a
+  // ConstantOfShape gathered by itself, folded element by element, took
+  // 40 s under ASan for 62M elements).
+  if (data.splatOf || (data.known && data.splat)) {
+    HostTensor one(data.dtype, {});
+    one.copyElement(0, data.splatOf ? *data.splatOf : *data.known, 0);
+    return I.define(0, I.broadcastTo(knownVal(std::move(one)), shape));
+  }
   return I.define(0, I.emit(absl::StrCat("fusec.gather ", I.use(data), "[", I.use(idx), "] axis ",
                                          ax, " : (", I.ty(data), ", ", I.ty(idx), ") -> ",
                                          typeOf(data.dtype, shape)),

@@ -578,19 +578,27 @@ absl::Status Interpreter::execGather(GatherOp op) {
     if (int64_t v = indices.getInt(i); v < -limit || v >= limit)
       return error(op, absl::StrCat("index ", v, " is out of range [", -limit, ", ", limit,
                                     ") of table dimension ", axis));
-  std::vector<int64_t> tStrides = stridesOf(table.shape);
-  std::vector<int64_t> iStrides = stridesOf(indices.shape);
-  size_t iRank = indices.shape.size();
-  forEachIndex(out->shape, [&](int64_t flat, const std::vector<int64_t> &o) {
-    std::vector<int64_t> ii(o.begin() + axis, o.begin() + axis + iRank);
-    int64_t index = indices.getInt(ravel(ii, iStrides));
-    if (index < 0)
-      index += limit;
-    std::vector<int64_t> t(o.begin(), o.begin() + axis);
-    t.push_back(index);
-    t.insert(t.end(), o.begin() + axis + iRank, o.end());
-    out->copyElement(flat, table, ravel(t, tStrides));
-  });
+  // The result is [outer, indices, inner] of the table's [outer, limit,
+  // inner]: a run of `inner` elements an (outer, index) pair, copied
+  // without a coordinate vector an element (a fold of 2^26 elements at
+  // import took 40 s under ASan that way).
+  int64_t outer = 1, inner = 1, count = indices.numElements();
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= table.shape[d];
+  for (size_t d = axis + 1; d < table.shape.size(); ++d)
+    inner *= table.shape[d];
+  if (out->numElements() > 0)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < count; ++j) {
+        int64_t index = indices.getInt(j);
+        if (index < 0)
+          index += limit;
+        int64_t src = (o * limit + index) * inner, dst = (o * count + j) * inner;
+        if (table.isInteger())
+          std::copy_n(table.ints.begin() + src, inner, out->ints.begin() + dst);
+        else
+          std::copy_n(table.data.begin() + src, inner, out->data.begin() + dst);
+      }
   set(op.getResult(), std::move(*out));
   return absl::OkStatus();
 }

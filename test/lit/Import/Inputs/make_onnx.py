@@ -22,6 +22,7 @@ a protobuf writer of its own (no onnx package needed):
   reduce_prod_int.onnx  ReduceProd of a known int64 tensor (folded exactly)
   range_int64_extremes.onnx, range_to_minus_inf.onnx  Range at the ends of
                      int64 (by 2^62) and to -inf (empty)
+  gather_splat.onnx  a large splat gathered by its own elements
   ovf_*.onnx         attributes and dims at int64's ends (an empty tensor's
                      huge dims, Pad, Split, GatherElements, MaxPool's
                      Indices, Resize, MelWeightMatrix, grouped Conv,
@@ -231,6 +232,7 @@ def main():
         [tensor("s", FLOAT, [], [0.0]), tensor("l", FLOAT, [], [float("-inf")]),
          tensor("d", FLOAT, [], [1.0])], [], [("y", FLOAT, [0])], opset=13))
     overflow_tests(out)
+    gather_splat_tests(out)
     crop_resize_tests(out)
     recurrent_tests(out)
     more_op_tests(out)
@@ -346,6 +348,18 @@ def overflow_tests(out):
     w("ovf_convt_stride.onnx", model(
         [node("ConvTranspose", ["x", "w"], ["y"], "convt", attr_ints("strides", [1 << 30]))],
         [], [("x", FLOAT, [1, 1, 1 << 34]), ("w", FLOAT, [1, 1, 1])], [("y", FLOAT, [1, 1, 1])]))
+
+
+def gather_splat_tests(out):
+    """gather_splat.onnx: a ConstantOfShape (a large known splat) gathered
+    by its own elements (fuzz_onnx's slow find): 2^26 elements, the
+    folding cap."""
+    with open(os.path.join(out, "gather_splat.onnx"), "wb") as f:
+        f.write(model(
+            [node("ConstantOfShape", ["shp"], ["c"], "fill",
+                  attr_tensor("value", tensor("v", INT64, [1], [0]))),
+             node("Gather", ["c", "c"], ["y"], "gather", attr_int("axis", 1))],
+            [tensor("shp", INT64, [2], [2048, 16])], [], [("y", INT64, [2048, 2048, 16])]))
 
 
 def crop_resize_tests(out):
