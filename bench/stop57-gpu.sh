@@ -49,7 +49,7 @@ a)
   # the whole JIT path against the interpreter, default and resident tiles.
   for v in X=default FUSEC_WGMMA_RESIDENT_B=1; do
     env $v python3 test/random/random_graphs.py "$D/bin/fusec-run" --gpu --dtype mixed --seed 5710 \
-      --count 2000 --jobs 12 --batch 25 --deadline 90 --minimize --timeout 120 \
+      --count 2000 --jobs 12 --batch 25 --deadline 60 --minimize --timeout 120 \
       --keep "$OUT/random-${v%%=*}" --json "$OUT/random-${v%%=*}.json" > "$L/random-${v%%=*}.log" 2>&1
     echo "random graphs [$v]: $(tail -1 "$L/random-${v%%=*}.log")" | tee -a "$S"
   done ;;
