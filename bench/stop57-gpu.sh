@@ -29,7 +29,7 @@ case "${PART:-a}" in
 a)
   pass=0; fail=0
   for t in test/lit/CodeGen/matmul-wgmma-resident.mlir test/lit/Passes/conv-pointwise-filter.mlir examples/resblock.mlir examples/convnet.mlir; do
-    for f in $(grep -o 'func.func @[A-Za-z0-9_]*' $t | cut -d@ -f2); do
+    for f in $(grep -o '^func.func @[A-Za-z0-9_]*' $t | cut -d@ -f2); do
       for v in "FUSEC_WGMMA_RESIDENT_B=1" "FUSEC_WGMMA_RESIDENT_B=1 FUSEC_CONV_POINTWISE_ROWS=1" \
                "FUSEC_WGMMA_RESIDENT_B=1 FUSEC_WGMMA_PINGPONG=0"; do
         if env $v timeout 180 "$D/bin/fusec-run" $t --function=$f --runs=2 --warmup=1 >> "$L/check.log" 2>&1; then
