@@ -22,7 +22,8 @@ a protobuf writer of its own (no onnx package needed):
   reduce_prod_int.onnx  ReduceProd of a known int64 tensor (folded exactly)
   range_int64_extremes.onnx, range_to_minus_inf.onnx  Range at the ends of
                      int64 (by 2^62) and to -inf (empty)
-  gather_splat.onnx  a large splat gathered by its own elements
+  gather_splat.onnx, reverse_splat.onnx  a large splat gathered by its own
+                     elements, and reversed (ReverseSequence)
   ovf_*.onnx         attributes and dims at int64's ends (an empty tensor's
                      huge dims, Pad, Split, GatherElements, MaxPool's
                      Indices, Resize, MelWeightMatrix, grouped Conv,
@@ -360,6 +361,16 @@ def gather_splat_tests(out):
                   attr_tensor("value", tensor("v", INT64, [1], [0]))),
              node("Gather", ["c", "c"], ["y"], "gather", attr_int("axis", 1))],
             [tensor("shp", INT64, [2], [2048, 16])], [], [("y", INT64, [2048, 2048, 16])]))
+    # A splat of 2^26 elements reversed along its first dim, each batch
+    # entry's full length: the splat again.
+    with open(os.path.join(out, "reverse_splat.onnx"), "wb") as f:
+        f.write(model(
+            [node("ConstantOfShape", ["shp"], ["c"], "fill",
+                  attr_tensor("value", tensor("v", FLOAT, [1], [2.5]))),
+             node("ReverseSequence", ["c", "lens"], ["y"], "reverse",
+                  attr_int("batch_axis", 1) + attr_int("time_axis", 0))],
+            [tensor("shp", INT64, [3], [2048, 2048, 16]), tensor("lens", INT64, [2048], [2048] * 2048)],
+            [], [("y", FLOAT, [2048, 2048, 16])]))
 
 
 def crop_resize_tests(out):
