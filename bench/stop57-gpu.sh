@@ -10,6 +10,7 @@
 #     tiles); memcheck and racecheck on two;
 #     random graphs (convolutions and pools among their ops) through the
 #     JIT path against the interpreter, also under resident tiles.
+#     (RANDOM_COUNT graphs each, 2000 unless set; 0 skips them).
 #   PART=b bash bench/stop57-gpu.sh
 #     ResNet-50's layers (bench/convnets.py, CONV_ONLY=forward, cuDNN
 #     autotuned), each under the default, resident tiles, the rows form,
@@ -47,9 +48,9 @@ a)
   done
   # Random graphs (the generator now draws convolutions and pools) through
   # the whole JIT path against the interpreter, default and resident tiles.
-  for v in X=default FUSEC_WGMMA_RESIDENT_B=1; do
+  [ "${RANDOM_COUNT:-2000}" = 0 ] || for v in X=default FUSEC_WGMMA_RESIDENT_B=1; do
     env $v python3 test/random/random_graphs.py "$D/bin/fusec-run" --gpu --dtype mixed --seed 5710 \
-      --count 2000 --jobs 12 --batch 25 --deadline 60 --minimize --timeout 120 \
+      --count "${RANDOM_COUNT:-2000}" --jobs 12 --batch 25 --deadline 60 --minimize --timeout 120 \
       --keep "$OUT/random-${v%%=*}" --json "$OUT/random-${v%%=*}.json" > "$L/random-${v%%=*}.log" 2>&1
     echo "random graphs [$v]: $(tail -1 "$L/random-${v%%=*}.log")" | tee -a "$S"
   done ;;

@@ -298,13 +298,23 @@ LogicalResult FusecDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'fusec.error_bound' must be an array of floats, one per result";
     return success();
   }
+  if (name == "fusec.abs_error_bound") {
+    auto dict = dyn_cast<DictionaryAttr>(value);
+    auto bounds = dict ? dict.getAs<ArrayAttr>("bounds") : nullptr;
+    auto magnitude = dict ? dict.getAs<FloatAttr>("input_magnitude") : nullptr;
+    if (!bounds || !magnitude ||
+        !llvm::all_of(bounds, [](Attribute a) { return isa<FloatAttr>(a); }))
+      return op->emitError() << "'fusec.abs_error_bound' must be a dictionary of `bounds` (an "
+                                "array of floats, one per result) and `input_magnitude` (a float)";
+    return success();
+  }
   return op->emitError() << "unknown attribute '" << name
                          << "' (the fusec dialect declares fusec.launch, fusec.ptx, "
                             "fusec.entry, fusec.grid, fusec.block, fusec.shared, "
                             "fusec.strategy, fusec.cache_hints, fusec.tensor_maps, fusec.scratch, "
                             "fusec.zero_init, fusec.pdl, fusec.pdl_inputs, fusec.matmul_epilogue, fusec.source, "
-                            "fusec.cost, fusec.total_cost "
-                            "and fusec.error_bound)";
+                            "fusec.cost, fusec.total_cost, "
+                            "fusec.error_bound and fusec.abs_error_bound)";
 }
 
 Operation *FusecDialect::materializeConstant(OpBuilder &builder,

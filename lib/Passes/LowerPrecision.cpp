@@ -74,6 +74,52 @@ double constantMagnitude(ConstantOp c) {
   return m;
 }
 
+/// Unit roundoff of storing a value of element type `t` (0 for f64 and
+/// integers, which the comparison holds exactly).
+double roundoffOf(Type t) {
+  if (t.isF32())
+    return 0x1p-24;
+  if (t.isBF16())
+    return 0x1p-8;
+  if (t.isF16())
+    return 0x1p-11;
+  if (isa<Float8E4M3FNType>(t))
+    return 0x1p-4;
+  return 0;
+}
+
+/// Half the smallest subnormal of `t`: rounding a value below the normal
+/// range loses up to this much whatever its size.
+double underflowOf(Type t) {
+  if (t.isF16())
+    return 0x1p-25;
+  if (isa<Float8E4M3FNType>(t))
+    return 0x1p-10;
+  if (t.isBF16())
+    return 0x1p-134;
+  if (t.isF32())
+    return 0x1p-150;
+  return 0;
+}
+
+/// The number of products each element of a matmul or convolution sums.
+double termsOf(Operation *op) {
+  if (auto m = dyn_cast<MatmulOp>(op)) {
+    auto t = cast<RankedTensorType>(m.getLhs().getType());
+    return static_cast<double>(
+        t.getDimSize(m.getTransposeLhs() ? t.getRank() - 2 : t.getRank() - 1));
+  }
+  auto c = cast<ConvOp>(op);
+  auto f = cast<RankedTensorType>(c.getFilter().getType());
+  double terms = static_cast<double>(c.getTransposed()
+                                         ? c.getInput().getType().getDimSize(1) / c.getGroups()
+                                         : f.getDimSize(1));
+  for (int64_t d = 2; d < f.getRank(); ++d)
+    terms *= static_cast<double>(f.getDimSize(d));
+  return terms;
+}
+
+
 /// A bound on |result| from bounds on |operands| (inf where unknown).
 double magnitude(Operation *op, ArrayRef<double> in) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -117,22 +163,8 @@ double magnitude(Operation *op, ArrayRef<double> in) {
       n *= t.getDimSize(d);
     return n * in[0];
   }
-  if (auto m = dyn_cast<MatmulOp>(op)) {
-    auto t = cast<RankedTensorType>(m.getLhs().getType());
-    int64_t k = t.getDimSize(m.getTransposeLhs() ? t.getRank() - 2 : t.getRank() - 1);
-    return k * in[0] * in[1];
-  }
-  if (auto c = dyn_cast<ConvOp>(op)) {
-    // Like a matmul: each output sums (channels of a group) x (taps)
-    // products (at most that many when transposed).
-    auto f = cast<RankedTensorType>(c.getFilter().getType());
-    double terms = static_cast<double>(c.getTransposed()
-                                           ? c.getInput().getType().getDimSize(1) / c.getGroups()
-                                           : f.getDimSize(1));
-    for (int64_t d = 2; d < f.getRank(); ++d)
-      terms *= static_cast<double>(f.getDimSize(d));
-    return terms * in[0] * in[1];
-  }
+  if (isa<MatmulOp, ConvOp>(op)) // each output sums that many products
+    return termsOf(op) * in[0] * in[1];
   if (isa<PoolOp>(op))
     return in[0]; // a max, or a convex combination of the window
   if (isa<AttentionOp>(op))
@@ -268,8 +300,19 @@ public:
         in.push_back(it == mag.end() ? std::numeric_limits<double>::infinity()
                                      : it->second);
       }
+      double m = magnitude(&op, in);
+      // Ops unbounded near 0, bounded on an operand's range away from it.
+      if (std::isinf(m) && isa<RsqrtOp, LogOp, DivOp>(op)) {
+        auto [lo, hi] = rangeOf(op.getOperand(isa<DivOp>(op) ? 1 : 0), mag);
+        if (isa<RsqrtOp>(op) && lo > 0)
+          m = 1 / std::sqrt(lo);
+        else if (isa<LogOp>(op) && lo > 0)
+          m = std::max(std::fabs(std::log(lo)), std::fabs(std::log(hi)));
+        else if (isa<DivOp>(op) && (lo > 0 || hi < 0))
+          m = in[0] / std::min(std::fabs(lo), std::fabs(hi));
+      }
       for (Value r : op.getResults())
-        mag[r] = magnitude(&op, in);
+        mag[r] = m;
     }
   }
 
@@ -300,6 +343,158 @@ public:
         in *= amplification(&op);
       for (Value r : op.getResults())
         err[r] = in + (isLow(r) && !followsOperand(&op) ? u : 0.0);
+    }
+    SmallVector<double> out;
+    for (Value v : func.getBody().front().getTerminator()->getOperands())
+      out.push_back(get(v));
+    return out;
+  }
+
+  /// A bound on |after - before| for each element of each result, where
+  /// before is the function as it was and after the function with the
+  /// current decisions, both evaluated on the same arguments, each of
+  /// magnitude at most `inputMagnitude`. Unlike `bounds()` it holds however
+  /// the data cancel: it propagates absolute errors with the magnitudes
+  /// (interval arithmetic on |error|), never relative ones. Each stored
+  /// value adds the rounding of both functions' types at the value's
+  /// magnitude (none where both compute it alike from the same operands);
+  /// each op passes its operands' errors on through its Lipschitz constant
+  /// over the operands' ranges widened by their errors, or through the
+  /// exact expansion for products (Ma Eb + Mb Ea + Ea Eb). Sums and
+  /// products of K terms add f32 accumulation (K - 1) u32 of the sum of
+  /// magnitudes. Infinite where an op's constant is not bounded on those
+  /// ranges (a log, a division or an rsqrt whose operand's range reaches
+  /// 0, a comparison or rounding of an inexact value, pow).
+  SmallVector<double> absoluteBounds() {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double u32 = 0x1p-24;
+    llvm::DenseMap<Value, double> err;
+    auto get = [&](Value v) {
+      auto it = err.find(v);
+      return it == err.end() ? 0.0 : it->second;
+    };
+    auto magOf = [&](Value v) {
+      auto it = mag.find(v);
+      return it == mag.end() ? inf : it->second;
+    };
+    // 0 * inf is 0 here: an exact value of unknown size adds no error.
+    auto times = [](double a, double b) { return a == 0 || b == 0 ? 0.0 : a * b; };
+    for (Value a : func.getArguments())
+      err[a] = 0;
+    for (Operation &op : func.getBody().front()) {
+      if (op.hasTrait<OpTrait::IsTerminator>())
+        continue;
+      bool resultLow = op.getNumResults() == 1 && isLow(op.getResult(0));
+      // Each operand's error as the op reads it: an f32 operand of an op
+      // that computes in the narrow type is rounded on the way in (a
+      // constant is converted at compile time, the same rounding).
+      SmallVector<double, 4> e, m;
+      double any = 0;
+      for (Value o : op.getOperands()) {
+        double eo = get(o), mo = magOf(o);
+        // (Matmuls, attention and convolutions compute in f32 unless all
+        // their operands are narrow.)
+        if (resultLow && isF32Tensor(o) && !isLow(o) &&
+            !isa<CastOp, MatmulOp, AttentionOp, ConvOp>(op))
+          eo += times(u, mo + eo) + underflowOf(low);
+        e.push_back(eo);
+        m.push_back(mo);
+        any = std::max(any, eo);
+      }
+      auto range = [&](unsigned i) { return rangeOf(op.getOperand(i), mag); };
+      double pre = 0; // the error before the result's own rounding
+      if (any == 0) {
+        pre = 0;
+      } else if (isa<ConstantOp>(op)) {
+        pre = 0;
+      } else if (isa<AddOp, SubOp>(op)) {
+        pre = e[0] + e[1];
+      } else if (isa<MulOp>(op)) {
+        pre = times(m[0], e[1]) + times(m[1], e[0]) + e[0] * e[1];
+      } else if (isa<DivOp>(op)) {
+        // x / y - x' / y' = ((x - x') y' + x' (y' - y)) / (y y'), |y| >= lo.
+        auto [lo, hi] = range(1);
+        double least = lo > 0 ? lo : hi < 0 ? -hi : 0;
+        pre = least > e[1] ? e[0] / (least - e[1]) + times(m[0], e[1]) / ((least - e[1]) * least)
+                           : inf;
+      } else if (isa<MaxOp, MinOp, NegOp, AbsOp, TanhOp, SinOp, CosOp, CastOp>(op) ||
+                 followsOperand(&op) || isa<PoolOp>(op)) {
+        // Lipschitz 1 in each operand (max and min in both at once). A
+        // gather's indices are integers: exact unless computed from an
+        // inexact float, which the rounding rule below makes infinite.
+        pre = any;
+      } else if (isa<SelectOp>(op)) {
+        pre = e[0] > 0 ? inf : std::max(e[1], e[2]);
+      } else if (isa<SigmoidOp>(op)) {
+        pre = e[0] / 4;
+      } else if (isa<ErfOp>(op)) {
+        pre = e[0] * 1.1283791670955126; // 2 / sqrt(pi)
+      } else if (isa<ExpOp, Exp2Op>(op)) {
+        double top = range(0).second + e[0];
+        double slope = isa<ExpOp>(op) ? std::exp(top) : std::exp2(top) * 0.6931471805599453;
+        pre = top < 700 ? slope * e[0] : inf;
+      } else if (isa<LogOp>(op)) {
+        double lo = range(0).first;
+        pre = lo > e[0] ? e[0] / (lo - e[0]) : inf;
+      } else if (isa<SqrtOp>(op)) {
+        // |sqrt a - sqrt b| <= sqrt |a - b| for a, b >= 0, and the slope
+        // 1 / (2 sqrt lo) where the range stays above 0.
+        double lo = range(0).first;
+        pre = lo < 0 ? inf : std::sqrt(e[0]);
+        if (lo > e[0])
+          pre = std::min(pre, e[0] / (2 * std::sqrt(lo - e[0])));
+      } else if (isa<RsqrtOp>(op)) {
+        double lo = range(0).first;
+        pre = lo > e[0] ? e[0] / (2 * (lo - e[0]) * std::sqrt(lo - e[0])) : inf;
+      } else if (auto r = dyn_cast<ReduceOp>(op)) {
+        auto t = cast<RankedTensorType>(r.getInput().getType());
+        double n = 1;
+        for (int64_t d : r.getDims())
+          n *= static_cast<double>(t.getDimSize(d));
+        pre = r.getKind() == ReduceKind::sum    ? n * e[0] + (n - 1) * u32 * n * m[0]
+              : r.getKind() == ReduceKind::mean ? e[0] + (n - 1) * u32 * m[0]
+                                                : e[0];
+      } else if (isa<MatmulOp, ConvOp>(op)) {
+        double k = termsOf(&op);
+        pre = k * (times(m[0], e[1]) + times(m[1], e[0]) + e[0] * e[1]) +
+              (k - 1) * u32 * k * m[0] * m[1];
+      } else if (auto a = dyn_cast<AttentionOp>(op)) {
+        // A convex combination of the values, by softmax weights whose
+        // logits move by at most d: each weight moves by a factor within
+        // e^(+-2d), so the weights' L1 change is at most e^(2d) - 1.
+        double dim = static_cast<double>(a.getQuery().getType().getDimSize(3));
+        double d = std::fabs(a.getScale().convertToDouble()) * dim *
+                   (times(m[0], e[1]) + times(m[1], e[0]) + e[0] * e[1]);
+        if (a.getKeyMask() && e[3] > 0)
+          d = inf;
+        pre = 2 * d < 700 ? e[2] + std::expm1(2 * d) * (m[2] + e[2]) : inf;
+      } else {
+        // Floor, ceil, round, sign, compare, logic, pow, casts to integers:
+        // a step may turn any error into one of the step's size.
+        pre = inf;
+      }
+      if (isa<CastOp>(op) && any > 0 && pre < inf &&
+          !isa<FloatType>(getElementTypeOrSelf(op.getResult(0).getType())))
+        pre = inf;
+      for (Value r : op.getResults()) {
+        Type before = getElementTypeOrSelf(r.getType());
+        Type after = isLow(r) ? low : before;
+        double total = pre;
+        // Movement ops store what they read; every other op rounds its
+        // result to its type, in each function (alike where the operands
+        // and the types are: then the results are equal).
+        bool rounds = !followsOperand(&op) && !(pre == 0 && after == before &&
+                                               !isa<ConstantOp>(op));
+        if (rounds && isa<FloatType>(before)) {
+          double mr = magOf(r);
+          if (isa<ConstantOp>(op))
+            total += after == before ? 0 : times(roundoffOf(after), mr) + underflowOf(after);
+          else
+            total += times(roundoffOf(after), mr + pre) + times(roundoffOf(before), mr) +
+                     underflowOf(after) + underflowOf(before);
+        }
+        err[r] = std::isnan(total) ? inf : total;
+      }
     }
     SmallVector<double> out;
     for (Value v : func.getBody().front().getTerminator()->getOperands())
@@ -361,6 +556,23 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
           describe(v), m, inputMagnitude, lowName, maxFinite);
       continue;
     }
+    // An op computing in the narrow type rounds its f32 operands on the way
+    // in (matmuls, attention and convolutions compute in f32 unless all
+    // their operands are narrow): they must fit too.
+    Operation *def = v.getDefiningOp();
+    Value wide;
+    if (def && !isa<MatmulOp, AttentionOp, ConvOp, CastOp>(def))
+      for (Value o : def->getOperands())
+        if (isF32Tensor(o) && !isLow(o) && mag.lookup(o) > maxFinite / 2)
+          wide = o;
+    if (wide) {
+      mlir::emitRemark(locationOf(v, func)) << absl::StrFormat(
+          "kept f32: computing %s in %s would round its operand, %s, which may reach "
+          "|x| <= %.3g (inputs up to %g), beyond half of %s's largest finite value %g",
+          describe(v), lowName, describe(wide), mag.lookup(wide), inputMagnitude, lowName,
+          maxFinite);
+      continue;
+    }
     // A mean subtracted from the values it is the mean of (x - mean(x)),
     // and the difference itself (computed in the narrow type, it would
     // round both on the way in).
@@ -417,12 +629,19 @@ void Lowering::run(double budget, int64_t &bytesBefore, int64_t &bytesAfter) {
                                         : tensorBytes(v.getType()));
   }
   SmallVector<double> finalBounds = bounds();
+  SmallVector<double> absolute = absoluteBounds();
   materialize();
   Builder b(func.getContext());
-  SmallVector<Attribute> attrs;
+  SmallVector<Attribute> attrs, absAttrs;
   for (double e : finalBounds)
     attrs.push_back(b.getF64FloatAttr(e));
+  for (double e : absolute)
+    absAttrs.push_back(b.getF64FloatAttr(e));
   func->setAttr("fusec.error_bound", b.getArrayAttr(attrs));
+  func->setAttr("fusec.abs_error_bound",
+                b.getDictionaryAttr({b.getNamedAttr("bounds", b.getArrayAttr(absAttrs)),
+                                     b.getNamedAttr("input_magnitude",
+                                                    b.getF64FloatAttr(inputMagnitude))}));
 }
 
 void Lowering::materialize() {

@@ -676,7 +676,10 @@ def Fusec_PoolOp : Fusec_CostedOp<"pool"> {
     window's taps `t` (`kernel` per spatial dim). Taps outside the input
     are padding: `max` ignores them; `mean` divides the sum of the taps
     inside the input by their count, or with `count_include_pad` by the
-    count of taps inside the padded extent `[-pad_low, d + pad_high)`.
+    count of taps inside the padded extent `[-pad_low, d + pad_high)`. A
+    window with no tap inside the input (dilation can leave such windows
+    between the input's elements and the padding) has the mean 0 when the
+    padding is not counted, and the max `-inf`.
     Each output size is `floor` or `ceil` (ONNX's `ceil_mode`) of
     `(d + pad_low + pad_high - dilation·(k - 1) - 1) / stride`, plus 1,
     read from the result type; in ceil mode a last window that would

@@ -202,7 +202,22 @@ def LowerPrecision : Pass<"fusec-lower-precision", "::mlir::ModuleOp"> {
     abs, neg, tanh, sigmoid, erf, rsqrt, sqrt, reductions, movement) passes
     on the largest of its operands' errors. Each function gets `fusec.error_bound` (one
     bound per result), which the differential tests check against the
-    interpreter, and a remark reports the bytes saved.
+    interpreter, and a remark reports the bytes saved. That estimate holds
+    for data where no sum cancels.
+
+    Beside it, `fusec.abs_error_bound = {bounds = [...], input_magnitude =
+    M}` bounds each element's absolute error whatever the data cancel, for
+    arguments with |x| <= `input-magnitude`: absolute errors propagated with
+    the values' magnitudes (products by `Ma Eb + Mb Ea + Ea Eb`, sums of K
+    terms by their count, with f32 accumulation), each op's error through
+    its Lipschitz constant on its operands' ranges widened by their errors,
+    each stored value adding the rounding of its type in both functions.
+    It is infinite (vacuous) where no range bounds a slope: a log, a
+    division or an rsqrt whose operand may reach 0, a comparison or
+    rounding of an inexact value, pow.
+
+    The range check also covers what an op computing in the narrow type
+    reads: its f32 operands are rounded on the way in, so each must fit.
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"bf16\"",
@@ -210,7 +225,8 @@ def LowerPrecision : Pass<"fusec-lower-precision", "::mlir::ModuleOp"> {
     Option<"maxRelError", "max-rel-error", "double", /*default=*/"0.05",
            "Largest estimated relative (L2) error allowed on any result">,
     Option<"inputMagnitude", "input-magnitude", "double", /*default=*/"8.0",
-           "Assumed bound on |input| for the range check of fp16 and fp8">,
+           "Assumed bound on |input| for the range check of fp16 and fp8 and "
+           "for the absolute error bound">,
   ];
 }
 

@@ -2,7 +2,12 @@
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
 // A tight budget is refused op by op, saying which and why:
 // RUN: fusec-opt %s --fusec-lower-precision="policy=bf16 max-rel-error=0.01" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
-// RUN: fusec-opt %s --fusec-lower-precision="policy=fp8e4m3 max-rel-error=0.5" 2>/dev/null | FileCheck %s --check-prefix=FP8
+// RUN: fusec-opt %s --fusec-lower-precision="policy=fp8e4m3 max-rel-error=0.5 input-magnitude=0.5" 2>/dev/null | FileCheck %s --check-prefix=FP8
+// An op computing in the narrow type rounds its f32 operands on the way in:
+// they must fit it too (a 256-term matmul of inputs up to 8 reaches 16384,
+// past fp8e4m3's 448):
+// RUN: fusec-opt %s --fusec-lower-precision="policy=fp8e4m3 max-rel-error=0.5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8WIDE
+// FP8WIDE: remark: kept f32: computing the result of fusec.tanh in fp8e4m3 would round its operand, the result of fusec.add, which may reach |x| <= 1.64e+04 (inputs up to 8), beyond half of fp8e4m3's largest finite value 448
 // RUN: not fusec-opt %s --fusec-lower-precision=policy=fp4 2>&1 | FileCheck %s --check-prefix=BAD
 // Range: fp16 is refused where a value may overflow it.
 // RUN: fusec-opt %s --fusec-lower-precision="policy=fp16 input-magnitude=32" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RANGE

@@ -1,0 +1,20 @@
+// x w - x w2, two K = 8 matmuls whose products nearly cancel (w2 = w + 0.01).
+func.func @cancel(%x: tensor<64x8xf32>, %w: tensor<8x16xf32>) -> tensor<64x16xf32> {
+  %d = fusec.constant dense<0.01> : tensor<8x16xf32>
+  %w2 = fusec.add %w, %d : tensor<8x16xf32>
+  %y = fusec.matmul %x, %w : (tensor<64x8xf32>, tensor<8x16xf32>) -> tensor<64x16xf32>
+  %y2 = fusec.matmul %x, %w2 : (tensor<64x8xf32>, tensor<8x16xf32>) -> tensor<64x16xf32>
+  %r = fusec.sub %y, %y2 : tensor<64x16xf32>
+  return %r : tensor<64x16xf32>
+}
+
+// A softmax-free normalization: rsqrt of a sum of squares that may be as
+// small as 0, whose slope no range bounds.
+func.func @norm(%x: tensor<32x128xf32>) -> tensor<32x128xf32> {
+  %sq = fusec.mul %x, %x : tensor<32x128xf32>
+  %s = fusec.reduce sum %sq dims [1] : tensor<32x128xf32> -> tensor<32xf32>
+  %r = fusec.rsqrt %s : tensor<32xf32>
+  %rb = fusec.broadcast %r dims [0] : tensor<32xf32> -> tensor<32x128xf32>
+  %y = fusec.mul %x, %rb : tensor<32x128xf32>
+  return %y : tensor<32x128xf32>
+}
