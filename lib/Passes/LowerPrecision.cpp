@@ -186,6 +186,18 @@ std::optional<double> splatConstant(Value v) {
 /// An interval holding every value of `v`, from the ops whose range is known
 /// whatever their input (tanh, erf, sigmoid, sin, cos, exp, abs) and affine
 /// steps with constants; [-m, m] otherwise, m from the magnitudes.
+Value throughMovement(Value v);
+
+/// `b` is a max of `x` over some dims (broadcast back, at times): returns
+/// the reduce.
+ReduceOp maxOf(Value b, Value x) {
+  auto r = throughMovement(b).getDefiningOp<ReduceOp>();
+  if (r && r.getKind() == ReduceKind::max &&
+      throughMovement(r.getInput()) == throughMovement(x))
+    return r;
+  return nullptr;
+}
+
 std::pair<double, double> rangeOf(Value v, const llvm::DenseMap<Value, double> &mag,
                                   int depth = 0) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -199,16 +211,48 @@ std::pair<double, double> rangeOf(Value v, const llvm::DenseMap<Value, double> &
     return {-1, 1};
   if (isa<SigmoidOp>(def))
     return {0, 1};
-  if (isa<ExpOp, Exp2Op, AbsOp, SqrtOp>(def))
+  if (isa<ExpOp, Exp2Op>(def)) {
+    auto [lo, hi] = rangeOf(def->getOperand(0), mag, depth + 1);
+    auto f = [&](double x) { return isa<ExpOp>(def) ? std::exp(x) : std::exp2(x); };
+    return {f(lo), std::min(m, f(hi))};
+  }
+  if (isa<AbsOp, SqrtOp>(def))
     return {0, m};
-  if (followsOperand(def))
+  if (isa<ConcatOp>(def)) {
+    std::pair<double, double> all{inf, -inf};
+    for (Value o : def->getOperands()) {
+      auto [lo, hi] = rangeOf(o, mag, depth + 1);
+      all = {std::min(all.first, lo), std::max(all.second, hi)};
+    }
+    return all;
+  }
+  if (followsOperand(def) || isa<CastOp>(def))
     return rangeOf(def->getOperand(0), mag, depth + 1);
   if (isa<MulOp>(def) && def->getOperand(0) == def->getOperand(1))
     return {0, m}; // a square
+  // x - max(x): softmax's shift, never above 0.
+  if (isa<SubOp>(def) && maxOf(def->getOperand(1), def->getOperand(0))) {
+    auto [lo, hi] = rangeOf(def->getOperand(0), mag, depth + 1);
+    return {std::max(lo - hi, -m), 0};
+  }
   if (auto r = dyn_cast<ReduceOp>(def)) {
     auto [lo, hi] = rangeOf(r.getInput(), mag, depth + 1);
-    if (r.getKind() == ReduceKind::sum)
-      return {lo >= 0 ? 0 : -m, hi <= 0 ? 0 : m};
+    if (r.getKind() == ReduceKind::sum) {
+      auto t = cast<RankedTensorType>(r.getInput().getType());
+      double n = 1;
+      for (int64_t d : r.getDims())
+        n *= static_cast<double>(t.getDimSize(d));
+      std::pair<double, double> sum{std::max(n * lo, -m), std::min(n * hi, m)};
+      // softmax's denominator: a sum of exp(x - max(x)) over the dims of
+      // the max holds exp(0) = 1 once.
+      Value e = throughMovement(r.getInput());
+      if (n >= 1 && e.getDefiningOp<ExpOp>())
+        if (auto sub = e.getDefiningOp()->getOperand(0).getDefiningOp<SubOp>())
+          if (ReduceOp mx = maxOf(sub.getRhs(), sub.getLhs()))
+            if (mx.getDims() == r.getDims())
+              sum.first = std::max(sum.first, 1.0);
+      return sum;
+    }
     return {std::max(lo, -m), std::min(hi, m)}; // mean, max, min
   }
   if (isa<MulOp, AddOp>(def))
@@ -302,6 +346,8 @@ public:
       }
       double m = magnitude(&op, in);
       // Ops unbounded near 0, bounded on an operand's range away from it.
+      if (isa<ExpOp, Exp2Op>(op)) // from the operand's upper end
+        m = std::min(m, rangeOf(op.getResult(0), mag).second);
       if (std::isinf(m) && isa<RsqrtOp, LogOp, DivOp>(op)) {
         auto [lo, hi] = rangeOf(op.getOperand(isa<DivOp>(op) ? 1 : 0), mag);
         if (isa<RsqrtOp>(op) && lo > 0)

@@ -837,3 +837,11 @@ func.func @zero_init_past_results(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'fusec.abs_error_bound' must be a dictionary of `bounds` (an array of floats, one per result) and `input_magnitude` (a float)}}
+func.func @abs_error_bound_without_magnitude(%a: tensor<4xf32>) -> tensor<4xf32>
+    attributes {fusec.abs_error_bound = {bounds = [0.5]}} {
+  return %a : tensor<4xf32>
+}

@@ -18,6 +18,14 @@
 // RUN: fusec-run --verify-pipeline="fusec-lower-precision{policy=fp8e4m3 max-rel-error=0.5}" --function=mlp %s 2>/dev/null | FileCheck %s --check-prefix=BOUND
 // RUN: fusec-run --verify-pipeline="fusec-lower-precision{policy=bf16 max-rel-error=0.05}" --function=norm %s 2>/dev/null | FileCheck %s --check-prefix=BOUND
 // RUN: fusec-run --verify-pipeline="fusec-decompose,fusec-lower-precision{policy=bf16 max-rel-error=0.05},fusec-fuse" %fusec_src/test/lit/Passes/Inputs/composites.mlir 2>/dev/null | FileCheck %s --check-prefix=BOUND
+// RUN: fusec-run --verify-pipeline="fusec-lower-precision{policy=fp16 input-magnitude=32}" --function=softmax_shift %s 2>/dev/null | FileCheck %s --check-prefix=BOUND
+// Softmax's shift x - max(x) is never above 0: its exponential is at most
+// 1 (not e^64 for inputs up to 32) and fits fp16, and so does the quotient
+// by the sum of those exponentials, which is at least 1.
+// RUN: fusec-opt %s --fusec-lower-precision="policy=fp16 input-magnitude=32" 2>/dev/null | FileCheck %s --check-prefix=SHIFT
+// SHIFT-LABEL: func.func @softmax_shift
+// SHIFT: fusec.exp {{.*}} : tensor<4x64xf16>
+// SHIFT: fusec.div {{.*}} : tensor<4x64xf16>
 // BOUND-NOT: MISMATCH
 // BOUND: PASS
 
@@ -58,4 +66,16 @@ func.func @norm(%x: tensor<32x128xf32>) -> tensor<32x128xf32> {
   %rb = fusec.broadcast %r dims [0] : tensor<32xf32> -> tensor<32x128xf32>
   %y = fusec.mul %x, %rb : tensor<32x128xf32>
   return %y : tensor<32x128xf32>
+}
+
+func.func @softmax_shift(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %m = fusec.reduce max %x dims [1] : tensor<4x64xf32> -> tensor<4xf32>
+  %mb = fusec.broadcast %m dims [0] : tensor<4xf32> -> tensor<4x64xf32>
+  %d = fusec.sub %x, %mb : tensor<4x64xf32>
+  %e = fusec.exp %d : tensor<4x64xf32>
+  %s = fusec.reduce sum %e dims [1] : tensor<4x64xf32> -> tensor<4xf32>
+  %sb = fusec.broadcast %s dims [0] : tensor<4xf32> -> tensor<4x64xf32>
+  %p = fusec.div %e, %sb : tensor<4x64xf32>
+  %t = fusec.tanh %p : tensor<4x64xf32>
+  return %t : tensor<4x64xf32>
 }
