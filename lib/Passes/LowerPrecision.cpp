@@ -425,6 +425,17 @@ public:
     };
     // 0 * inf is 0 here: an exact value of unknown size adds no error.
     auto times = [](double a, double b) { return a == 0 || b == 0 ? 0.0 : a * b; };
+    // Beside each absolute bound E, a mixed one: |after - before| <=
+    // R |before| + A. Where values keep a sign (exponentials, their sums,
+    // products and quotients: softmax) relative errors compose where
+    // absolute ones grow past the values: a sum of n terms each off by
+    // e^E - 1 of itself is off by that much of the sum, at least 1 for
+    // softmax's denominator. Each value's E is the lesser of the two.
+    llvm::DenseMap<Value, std::pair<double, double>> mixed;
+    auto getMixed = [&](Value v) {
+      auto it = mixed.find(v);
+      return it == mixed.end() ? std::pair<double, double>{0, 0} : it->second;
+    };
     for (Value a : func.getArguments())
       err[a] = 0;
     for (Operation &op : func.getBody().front()) {
@@ -434,17 +445,23 @@ public:
       // Each operand's error as the op reads it: an f32 operand of an op
       // that computes in the narrow type is rounded on the way in (a
       // constant is converted at compile time, the same rounding).
-      SmallVector<double, 4> e, m;
+      SmallVector<double, 4> e, m, rel, add;
       double any = 0;
       for (Value o : op.getOperands()) {
         double eo = get(o), mo = magOf(o);
+        auto [ro, ao] = getMixed(o);
         // (Matmuls, attention and convolutions compute in f32 unless all
         // their operands are narrow.)
         if (resultLow && isF32Tensor(o) && !isLow(o) &&
-            !isa<CastOp, MatmulOp, AttentionOp, ConvOp>(op))
+            !isa<CastOp, MatmulOp, AttentionOp, ConvOp>(op)) {
           eo += times(u, mo + eo) + underflowOf(low);
+          ro = (1 + ro) * (1 + u) - 1;
+          ao = ao * (1 + u) + underflowOf(low);
+        }
         e.push_back(eo);
         m.push_back(mo);
+        rel.push_back(ro);
+        add.push_back(ao);
         any = std::max(any, eo);
       }
       auto range = [&](unsigned i) { return rangeOf(op.getOperand(i), mag); };
@@ -522,6 +539,53 @@ public:
       if (isa<CastOp>(op) && any > 0 && pre < inf &&
           !isa<FloatType>(getElementTypeOrSelf(op.getResult(0).getType())))
         pre = inf;
+      // The mixed bound (R, A) before the result's rounding.
+      double preRel = inf, preAdd = inf;
+      auto nonNegative = [&](unsigned i) { return range(i).first >= 0; };
+      if (any == 0 || isa<ConstantOp>(op)) {
+        preRel = preAdd = 0;
+      } else if (isa<ExpOp, Exp2Op>(op)) {
+        // exp(x') = exp(x) exp(x' - x).
+        preRel = isa<ExpOp>(op) ? std::expm1(e[0]) : std::expm1(e[0] * 0.6931471805599453);
+        preAdd = 0;
+      } else if (isa<MulOp>(op)) {
+        preRel = (1 + rel[0]) * (1 + rel[1]) - 1;
+        preAdd = times(add[0], m[1] * (1 + rel[1]) + add[1]) + times(add[1], m[0] * (1 + rel[0]));
+      } else if (isa<DivOp>(op)) {
+        auto [lo, hi] = range(1);
+        double least = lo > 0 ? lo : hi < 0 ? -hi : 0;
+        double ry = least > 0 ? rel[1] + add[1] / least : inf;
+        if (ry < 1) {
+          preRel = (1 + rel[0]) / (1 - ry) - 1;
+          preAdd = add[0] / (least * (1 - ry));
+        }
+      } else if (isa<AddOp>(op) && nonNegative(0) && nonNegative(1)) {
+        preRel = std::max(rel[0], rel[1]);
+        preAdd = add[0] + add[1];
+      } else if (auto r = dyn_cast<ReduceOp>(op); r && nonNegative(0)) {
+        auto t = cast<RankedTensorType>(r.getInput().getType());
+        double n = 1;
+        for (int64_t d : r.getDims())
+          n *= static_cast<double>(t.getDimSize(d));
+        preRel = rel[0] + (n - 1) * u32;
+        preAdd = r.getKind() == ReduceKind::sum ? n * add[0] : add[0];
+      } else if ((isa<NegOp, AbsOp, CastOp>(op) || followsOperand(&op)) &&
+                 !isa<ConcatOp, GatherOp>(op)) {
+        preRel = rel[0];
+        preAdd = add[0];
+      } else if (isa<SqrtOp, RsqrtOp>(op)) {
+        auto [lo, hi] = range(0);
+        double rx = lo > 0 ? rel[0] + add[0] / lo : inf;
+        if (rx < 1) {
+          preRel = isa<SqrtOp>(op) ? 1 - std::sqrt(1 - rx) : 1 / std::sqrt(1 - rx) - 1;
+          preAdd = 0;
+        }
+      }
+      if (std::isnan(preRel) || std::isnan(preAdd) ||
+          (std::isinf(pre) && any > 0 && isa<CastOp>(op)))
+        preRel = preAdd = inf; // a cast of an inexact value to an integer
+      if (op.getNumResults() == 1 && preRel < inf && preAdd < inf)
+        pre = std::min(pre, times(preRel, magOf(op.getResult(0))) + preAdd);
       for (Value r : op.getResults()) {
         Type before = getElementTypeOrSelf(r.getType());
         Type after = isLow(r) ? low : before;
@@ -531,15 +595,27 @@ public:
         // and the types are: then the results are equal).
         bool rounds = !followsOperand(&op) && !(pre == 0 && after == before &&
                                                !isa<ConstantOp>(op));
+        double totalRel = preRel, totalAdd = preAdd;
         if (rounds && isa<FloatType>(before)) {
           double mr = magOf(r);
-          if (isa<ConstantOp>(op))
+          if (isa<ConstantOp>(op)) {
             total += after == before ? 0 : times(roundoffOf(after), mr) + underflowOf(after);
-          else
+            if (after != before) {
+              totalRel = roundoffOf(after);
+              totalAdd = underflowOf(after);
+            }
+          } else {
             total += times(roundoffOf(after), mr + pre) + times(roundoffOf(before), mr) +
                      underflowOf(after) + underflowOf(before);
+            // after = round(y (1 + r) + a), before = round(y).
+            totalRel = (1 + preRel) * (1 + roundoffOf(after)) / (1 - roundoffOf(before)) - 1;
+            totalAdd = preAdd * (1 + roundoffOf(after)) + underflowOf(after) + underflowOf(before);
+          }
+          if (totalRel < inf && totalAdd < inf)
+            total = std::min(total, times(totalRel, mr) + totalAdd);
         }
         err[r] = std::isnan(total) ? inf : total;
+        mixed[r] = {totalRel, totalAdd};
       }
     }
     SmallVector<double> out;

@@ -212,6 +212,9 @@ def LowerPrecision : Pass<"fusec-lower-precision", "::mlir::ModuleOp"> {
     terms by their count, with f32 accumulation), each op's error through
     its Lipschitz constant on its operands' ranges widened by their errors,
     each stored value adding the rounding of its type in both functions.
+    Beside it a mixed bound R |x| + A composes relative errors where
+    values keep a sign (exponentials, their sums, products and quotients:
+    a softmax), and each value's bound is the lesser of the two.
     It is infinite (vacuous) where no range bounds a slope: a log, a
     division or an rsqrt whose operand may reach 0, a comparison or
     rounding of an inexact value, pow.

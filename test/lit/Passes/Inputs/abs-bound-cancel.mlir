@@ -18,3 +18,11 @@ func.func @norm(%x: tensor<32x128xf32>) -> tensor<32x128xf32> {
   %y = fusec.mul %x, %rb : tensor<32x128xf32>
   return %y : tensor<32x128xf32>
 }
+
+// Softmax, decomposed: exp(x - max(x)) / sum(exp(x - max(x))). Each term's
+// error is relative (e^E - 1 of itself), and so is the sum's; the
+// denominator is at least 1.
+func.func @softmax(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %p = fusec.softmax %x dim 1 : tensor<16x64xf32>
+  return %p : tensor<16x64xf32>
+}
