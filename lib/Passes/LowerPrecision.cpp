@@ -65,6 +65,14 @@ double constantMagnitude(ConstantOp c) {
   auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
   if (!dense || !isa<FloatType>(dense.getElementType()))
     return std::numeric_limits<double>::infinity();
+  // A splat is one value, however many elements it stands for (a
+  // ConstantOfShape of 10^12; iterating them timed out fuzz_onnx).
+  if (dense.isSplat()) {
+    APFloat f = dense.getSplatValue<APFloat>();
+    bool lost;
+    f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    return std::fabs(f.convertToDouble());
+  }
   double m = 0;
   for (APFloat f : dense.getValues<APFloat>()) {
     bool lost;
@@ -119,6 +127,23 @@ double termsOf(Operation *op) {
   return terms;
 }
 
+
+/// `dense`'s float values rounded to `to`'s element type (a splat stays a
+/// splat: one conversion, not one per element).
+DenseElementsAttr convertFloats(DenseElementsAttr dense, ShapedType to) {
+  auto &semantics = cast<FloatType>(to.getElementType()).getFloatSemantics();
+  auto convert = [&](APFloat f) {
+    bool lost;
+    f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+    return f;
+  };
+  if (dense.isSplat())
+    return DenseElementsAttr::get(to, convert(dense.getSplatValue<APFloat>()));
+  SmallVector<APFloat> values;
+  for (APFloat f : dense.getValues<APFloat>())
+    values.push_back(convert(f));
+  return DenseElementsAttr::get(to, values);
+}
 
 /// A bound on |result| from bounds on |operands| (inf where unknown).
 double magnitude(Operation *op, ArrayRef<double> in) {
@@ -791,14 +816,7 @@ void Lowering::materialize() {
     auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
     if (!dense || dense.getType() == c.getType())
       return;
-    auto floatType = cast<FloatType>(low);
-    SmallVector<APFloat> values;
-    for (APFloat f : dense.getValues<APFloat>()) {
-      bool lost;
-      f.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-      values.push_back(f);
-    }
-    c.setValueAttr(DenseElementsAttr::get(cast<ShapedType>(c.getType()), values));
+    c.setValueAttr(convertFloats(dense, cast<ShapedType>(c.getType())));
   });
   // Operands must agree with what each op computes in.
   OpBuilder builder(func.getContext());
@@ -813,14 +831,8 @@ void Lowering::materialize() {
       auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
       auto to = dyn_cast<FloatType>(getElementTypeOrSelf(t));
       if (dense && to && isa<FloatType>(dense.getElementType())) {
-        SmallVector<APFloat> values;
-        for (APFloat f : dense.getValues<APFloat>()) {
-          bool lost;
-          f.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-          values.push_back(f);
-        }
         op->setOperand(i, ConstantOp::create(builder, c.getLoc(), t,
-                                             DenseElementsAttr::get(cast<ShapedType>(t), values)));
+                                             convertFloats(dense, cast<ShapedType>(t))));
         return;
       }
     }
