@@ -455,35 +455,28 @@ TEST_F(InterpreterTest, AbsoluteErrorBoundHoldsUnderCancellation) {
     EXPECT_TRUE(cmp.ok()) << cmp.status();
     return cmp.ok() ? (*cmp)[0] : Comparison{};
   };
-  Comparison off = judged(R"mlir(
+  // x + 100.5 against x + 100: off by 0.5 everywhere, within the relative
+  // estimate of 0.05.
+  auto offByHalf = [&](const char *bound, const char *magnitude) {
+    std::string text = std::string(R"mlir(
       func.func @g(%x: tensor<256xf32>) -> tensor<256xf32>
           attributes {fusec.error_bound = [0.05],
-                      fusec.abs_error_bound = {bounds = [0.01], input_magnitude = 8.0}} {
+                      fusec.abs_error_bound = {bounds = [)mlir") +
+                       bound + "], input_magnitude = " + magnitude + R"mlir(}} {
         %c = fusec.constant dense<100.5> : tensor<256xf32>
         %r = fusec.add %x, %c : tensor<256xf32>
         return %r : tensor<256xf32>
-      })mlir");
+      })mlir";
+    return judged(text.c_str());
+  };
+  Comparison off = offByHalf("0.01", "8.0");
   EXPECT_FALSE(off.ok) << off.message;
   EXPECT_NE(off.message.find("past the absolute bound"), std::string::npos) << off.message;
-  Comparison within = judged(R"mlir(
-      func.func @g(%x: tensor<256xf32>) -> tensor<256xf32>
-          attributes {fusec.error_bound = [0.05],
-                      fusec.abs_error_bound = {bounds = [1.0], input_magnitude = 8.0}} {
-        %c = fusec.constant dense<100.5> : tensor<256xf32>
-        %r = fusec.add %x, %c : tensor<256xf32>
-        return %r : tensor<256xf32>
-      })mlir");
+  Comparison within = offByHalf("1.0", "8.0");
   EXPECT_TRUE(within.ok) << within.message;
   // Arguments past the recorded magnitude: the absolute bound does not
   // apply, the relative estimate judges.
-  Comparison outside = judged(R"mlir(
-      func.func @g(%x: tensor<256xf32>) -> tensor<256xf32>
-          attributes {fusec.error_bound = [0.05],
-                      fusec.abs_error_bound = {bounds = [0.01], input_magnitude = 1.0}} {
-        %c = fusec.constant dense<100.5> : tensor<256xf32>
-        %r = fusec.add %x, %c : tensor<256xf32>
-        return %r : tensor<256xf32>
-      })mlir");
+  Comparison outside = offByHalf("0.01", "1.0");
   EXPECT_TRUE(outside.ok) << outside.message;
   EXPECT_EQ(outside.message.find("absolute bound"), std::string::npos) << outside.message;
   Comparison nan = judged(R"mlir(
