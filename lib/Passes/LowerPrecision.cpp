@@ -93,6 +93,8 @@ double roundoffOf(Type t) {
     return 0x1p-11;
   if (isa<Float8E4M3FNType>(t))
     return 0x1p-4;
+  if (isa<Float8E5M2Type>(t))
+    return 0x1p-3;
   return 0;
 }
 
@@ -103,6 +105,8 @@ double underflowOf(Type t) {
     return 0x1p-25;
   if (isa<Float8E4M3FNType>(t))
     return 0x1p-10;
+  if (isa<Float8E5M2Type>(t))
+    return 0x1p-17;
   if (t.isBF16())
     return 0x1p-134;
   if (t.isF32())

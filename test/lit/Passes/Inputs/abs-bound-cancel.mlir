@@ -26,3 +26,13 @@ func.func @softmax(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %p = fusec.softmax %x dim 1 : tensor<16x64xf32>
   return %p : tensor<16x64xf32>
 }
+
+// A value the graph already rounds to f8E5M2: stored in bf16 first, its
+// E5M2 rounding may land one E5M2 step away (double rounding), which the
+// bound must count (it counted E5M2's rounding as none).
+func.func @e5m2(%x: tensor<256xf32>, %y: tensor<256xf32>) -> tensor<256xf8E5M2> {
+  %a = fusec.mul %x, %y : tensor<256xf32>
+  %b = fusec.tanh %a : tensor<256xf32>
+  %c = fusec.cast %b : tensor<256xf32> to tensor<256xf8E5M2>
+  return %c : tensor<256xf8E5M2>
+}
