@@ -236,6 +236,8 @@ std::pair<double, double> rangeOf(Value v, const llvm::DenseMap<Value, double> &
   Operation *def = v.getDefiningOp();
   if (!def || depth > 8)
     return any;
+  if (auto c = splatConstant(v))
+    return {*c, *c};
   if (isa<TanhOp, ErfOp, SinOp, CosOp>(def))
     return {-1, 1};
   if (isa<SigmoidOp>(def))
@@ -355,6 +357,114 @@ Operation *centersItsInput(Value v) {
   return nullptr;
 }
 
+/// Whether `a` and `b` are one value: the same, or one op applied to the same
+/// operands twice (an exporter's `x - mean` written once for the variance and
+/// again for the numerator).
+bool sameValue(Value a, Value b) {
+  if (a == b)
+    return true;
+  Operation *p = a.getDefiningOp(), *q = b.getDefiningOp();
+  return p && q && p->getName() == q->getName() && p->getNumResults() == 1 &&
+         q->getNumResults() == 1 && p->getOperands() == q->getOperands() &&
+         p->getAttrDictionary() == q->getAttrDictionary() &&
+         p->getResultTypes() == q->getResultTypes() && mlir::isPure(p);
+}
+
+/// `b` broadcasts a reduction's result back over the dims it reduced: a
+/// broadcast of it whose kept dims are the complement of `dims`, or of its
+/// keep-dims reshape (size 1 at `dims`) over every dim.
+bool expandsOver(Value b, Value reduced, ArrayRef<int64_t> dims, int64_t rank) {
+  auto bc = b.getDefiningOp<BroadcastOp>();
+  if (!bc || cast<RankedTensorType>(bc.getType()).getRank() != rank)
+    return false;
+  Value in = bc.getInput();
+  SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(dims, d))
+      kept.push_back(d);
+  if (in == reduced)
+    return bc.getDims() == ArrayRef<int64_t>(kept);
+  auto reshape = in.getDefiningOp<ReshapeOp>();
+  if (!reshape || reshape.getInput() != reduced ||
+      bc.getDims() != ArrayRef<int64_t>(llvm::to_vector(llvm::seq<int64_t>(0, rank))))
+    return false;
+  // The reshape puts a 1 at each reduced dim and keeps the others in order.
+  auto from = cast<RankedTensorType>(reduced.getType()).getShape();
+  auto to = cast<RankedTensorType>(in.getType()).getShape();
+  if (static_cast<int64_t>(to.size()) != rank || from.size() != kept.size())
+    return false;
+  for (int64_t d = 0; d < rank; ++d)
+    if (llvm::is_contained(dims, d) ? to[d] != 1 : false)
+      return false;
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (to[kept[i]] != from[i])
+      return false;
+  return true;
+}
+
+/// A bound on |y| for a normalization y = a * rsqrt(s + eps) or
+/// y = a / sqrt(s + eps), s the mean (or sum) of a * a over some dims and
+/// broadcast back, eps > 0 a constant: each a_i^2 is at most n s (s for a
+/// sum), so |y_i| <= sqrt(n) (or 1) whatever a is, in the function as it was
+/// and as lowered alike, which bounds the difference by twice that where no
+/// slope does (rsqrt's grows without bound as s + eps nears eps). Rounding
+/// (relative `u`, the largest of the chain's types, and absolute underflow
+/// `eta`) loosens it by a few u; infinity where eps does not dominate the
+/// underflow, or `op` is not such a normalization.
+double normalizedBound(Operation *op, Type low) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (!isa<MulOp, DivOp>(op))
+    return inf;
+  auto rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+  for (int k = 0; k < (isa<DivOp>(op) ? 1 : 2); ++k) {
+    Value a = op->getOperand(k), scale = op->getOperand(1 - k);
+    auto bc = scale.getDefiningOp<BroadcastOp>();
+    Operation *root = bc ? throughMovement(bc.getInput()).getDefiningOp() : nullptr;
+    if (!root || !(isa<MulOp>(op) ? isa<RsqrtOp>(root) : isa<SqrtOp>(root)))
+      continue;
+    auto add = root->getOperand(0).getDefiningOp<AddOp>();
+    if (!add)
+      continue;
+    for (int j = 0; j < 2; ++j) {
+      auto eps = splatConstant(add->getOperand(1 - j));
+      auto r = add->getOperand(j).getDefiningOp<ReduceOp>();
+      if (!eps || !(*eps > 0) || !r ||
+          (r.getKind() != ReduceKind::mean && r.getKind() != ReduceKind::sum))
+        continue;
+      auto sq = r.getInput().getDefiningOp<MulOp>();
+      if (!sq || !sameValue(sq.getLhs(), sq.getRhs()) || !sameValue(sq.getLhs(), a) ||
+          cast<RankedTensorType>(r.getInput().getType()).getShape() !=
+              cast<RankedTensorType>(op->getResult(0).getType()).getShape() ||
+          !expandsOver(scale, root->getResult(0), r.getDims(), rank))
+        continue;
+      auto t = cast<RankedTensorType>(r.getInput().getType());
+      double n = 1;
+      for (int64_t d : r.getDims())
+        n *= static_cast<double>(t.getDimSize(d));
+      double u = roundoffOf(low), eta = underflowOf(low);
+      for (Value v : SmallVector<Value, 6>{a, sq.getResult(), r.getResult(), add.getResult(),
+                                           root->getResult(0), op->getResult(0)}) {
+        Type e = getElementTypeOrSelf(v.getType());
+        u = std::max(u, roundoffOf(e));
+        eta = std::max(eta, underflowOf(e));
+      }
+      // Each rounding step on the way (a read of a, the square, the sum's
+      // f32 accumulation and its store, the mean's scaling, the add, the
+      // root, the result) moves a value by a factor within 1 +- u and by at
+      // most eta; the denominator s' + eps' is then at least
+      // c a_i^2 / n + eps (1 - u)^2 - kappa.
+      double c = std::pow(1 - u, 10) * (1 - (n - 1) * 0x1p-24);
+      double floor = *eps * (1 - u) * (1 - u) - 16 * eta;
+      if (!(c > 0.5) || !(floor > 0))
+        continue;
+      double perRow = r.getKind() == ReduceKind::mean ? n : 1;
+      return std::pow(1 + u, 4) * std::sqrt(perRow / c) +
+             (1 + u) * (1 + u) * eta / std::sqrt(floor);
+    }
+  }
+  return inf;
+}
+
 class Lowering {
 public:
   Lowering(func::FuncOp func, Type low, double u, double maxFinite,
@@ -386,6 +496,8 @@ public:
         else if (isa<DivOp>(op) && (lo > 0 || hi < 0))
           m = in[0] / std::min(std::fabs(lo), std::fabs(hi));
       }
+      // A normalization's result is at most sqrt(n) whatever its input.
+      m = std::min(m, normalizedBound(&op, low));
       for (Value r : op.getResults())
         mag[r] = m;
     }
@@ -643,6 +755,10 @@ public:
           if (totalRel < inf && totalAdd < inf)
             total = std::min(total, times(totalRel, mr) + totalAdd);
         }
+        // A normalization bounds each function's result, so the difference
+        // too, where no slope does.
+        if (double bound = normalizedBound(&op, low); bound < inf)
+          total = std::min(std::isnan(total) ? inf : total, 2 * bound);
         err[r] = std::isnan(total) ? inf : total;
         mixed[r] = {totalRel, totalAdd};
       }

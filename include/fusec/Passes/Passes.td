@@ -215,9 +215,12 @@ def LowerPrecision : Pass<"fusec-lower-precision", "::mlir::ModuleOp"> {
     Beside it a mixed bound R |x| + A composes relative errors where
     values keep a sign (exponentials, their sums, products and quotients:
     a softmax), and each value's bound is the lesser of the two.
+    A normalization (`a * rsqrt(mean(a * a) + eps)`, or a division by
+    the sqrt; a sum for the mean) is at most sqrt(n) (1) whatever `a` is,
+    which caps its magnitude and error where the rsqrt's slope has no bound.
     It is infinite (vacuous) where no range bounds a slope: a log, a
-    division or an rsqrt whose operand may reach 0, a comparison or
-    rounding of an inexact value, pow.
+    division or an rsqrt whose operand may reach 0 (outside those
+    normalizations), a comparison or rounding of an inexact value, pow.
 
     The range check also covers what an op computing in the narrow type
     reads: its f32 operands are rounded on the way in, so each must fit.

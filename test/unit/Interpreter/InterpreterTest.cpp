@@ -492,6 +492,150 @@ TEST_F(InterpreterTest, AbsoluteErrorBoundHoldsUnderCancellation) {
         return %s : tensor<256xf32>
       })mlir");
   EXPECT_FALSE(nan.ok) << nan.message;
+
+  // With no finite absolute bound, a result near 0 (GELU far in its tail)
+  // has no relative one either: the held type's absolute tolerance per
+  // element adds to the estimate (f32's 1e-5), and no more.
+  auto nearZero = [&](const char *offset) {
+    std::string text = std::string(R"mlir(
+      func.func @g(%x: tensor<256xf32>) -> tensor<256xf32>
+          attributes {fusec.error_bound = [0.05]} {
+        %s = fusec.constant dense<1.0e-10> : tensor<256xf32>
+        %c = fusec.constant dense<)mlir") +
+                       offset + R"mlir(> : tensor<256xf32>
+        %p = fusec.mul %x, %s : tensor<256xf32>
+        %r = fusec.add %p, %c : tensor<256xf32>
+        return %r : tensor<256xf32>
+      })mlir";
+    auto after = parseSourceString<ModuleOp>(text, context.get());
+    auto before = parseSourceString<ModuleOp>(R"mlir(
+      func.func @g(%x: tensor<256xf32>) -> tensor<256xf32> {
+        %s = fusec.constant dense<1.0e-10> : tensor<256xf32>
+        %p = fusec.mul %x, %s : tensor<256xf32>
+        return %p : tensor<256xf32>
+      })mlir", context.get());
+    EXPECT_TRUE(after && before);
+    auto cmp = compareFunctions(*findFunction(*before, "g"), *findFunction(*after, "g"), 1);
+    EXPECT_TRUE(cmp.ok()) << cmp.status();
+    return cmp.ok() ? (*cmp)[0] : Comparison{};
+  };
+  Comparison tiny = nearZero("1.0e-7");
+  EXPECT_TRUE(tiny.ok) << tiny.message;
+  EXPECT_NE(tiny.message.find("of a result near 0"), std::string::npos) << tiny.message;
+  Comparison large = nearZero("1.0e-3");
+  EXPECT_FALSE(large.ok) << large.message;
+
+  // With no finite absolute bound, a lowered result past its first-order
+  // estimate where the original cancels passes within the estimate widened
+  // by the data's conditioning at the lowered type, and a wrong one fails.
+  auto storedNarrow = [&](const char *factor) {
+    std::string text = std::string(R"mlir(
+      func.func @g(%x: tensor<256xf32>) -> tensor<256xf32>
+          attributes {fusec.error_bound = [0.01]} {
+        %a = fusec.constant dense<1000.0> : tensor<256xf32>
+        %b = fusec.constant dense<)mlir") +
+                       factor + R"mlir(> : tensor<256xf32>
+        %p = fusec.mul %x, %a : tensor<256xf32>
+        %q = fusec.mul %x, %b : tensor<256xf32>
+        %pl = fusec.cast %p : tensor<256xf32> to tensor<256xbf16>
+        %ql = fusec.cast %q : tensor<256xf32> to tensor<256xbf16>
+        %pw = fusec.cast %pl : tensor<256xbf16> to tensor<256xf32>
+        %qw = fusec.cast %ql : tensor<256xbf16> to tensor<256xf32>
+        %r = fusec.sub %pw, %qw : tensor<256xf32>
+        return %r : tensor<256xf32>
+      })mlir";
+    auto after = parseSourceString<ModuleOp>(text, context.get());
+    auto before = parseSourceString<ModuleOp>(R"mlir(
+      func.func @g(%x: tensor<256xf32>) -> tensor<256xf32> {
+        %a = fusec.constant dense<1000.0> : tensor<256xf32>
+        %b = fusec.constant dense<999.0> : tensor<256xf32>
+        %p = fusec.mul %x, %a : tensor<256xf32>
+        %q = fusec.mul %x, %b : tensor<256xf32>
+        %r = fusec.sub %p, %q : tensor<256xf32>
+        return %r : tensor<256xf32>
+      })mlir", context.get());
+    EXPECT_TRUE(after && before);
+    auto cmp = compareFunctions(*findFunction(*before, "g"), *findFunction(*after, "g"), 1);
+    EXPECT_TRUE(cmp.ok()) << cmp.status();
+    return cmp.ok() ? (*cmp)[0] : Comparison{};
+  };
+  Comparison rounded = storedNarrow("999.0");
+  EXPECT_TRUE(rounded.ok) << rounded.message;
+  EXPECT_NE(rounded.message.find("widened by the data's conditioning"), std::string::npos)
+      << rounded.message;
+  Comparison wrongFactor = storedNarrow("500.0");
+  EXPECT_FALSE(wrongFactor.ok) << wrongFactor.message;
+}
+
+// A normalization divides by the row's own spread, whose rsqrt has no slope
+// bound near 0, and its absolute bound was infinite. Two rules make it
+// finite and tight: a normalized value is at most sqrt(n) whatever the
+// data (its magnitude was |x - mean| / sqrt(eps), 16 x 316 here), and the
+// relative error of the squares' mean survives the rsqrt (eps's range is
+// its value: the add was taken for one of any sign). The bound must hold on
+// rows that cancel (near-constant, all zero, one spike).
+TEST_F(InterpreterTest, NormalizationsHaveAFiniteAbsoluteBound) {
+  module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @ln(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<8x64xf32> {
+      %0 = fusec.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f64} : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+      return %0 : tensor<8x64xf32>
+    }
+    func.func @rms(%x: tensor<8x64xf32>, %g: tensor<64xf32>) -> tensor<8x64xf32> {
+      %0 = fusec.rms_norm %x, %g {epsilon = 1.0e-5 : f64} : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+      return %0 : tensor<8x64xf32>
+    })mlir", context.get());
+  ASSERT_TRUE(module);
+  PassManager decompose(context.get());
+  ASSERT_TRUE(succeeded(parsePassPipeline("fusec-decompose", decompose)));
+  ASSERT_TRUE(succeeded(decompose.run(*module)));
+  // Rows as the data may hold them: near-constant (the mean cancels), all
+  // zero (only eps is left), one spike, slowly varying; scale and bias at
+  // the input magnitude, 8.
+  HostTensor x(DType::F32, {8, 64});
+  for (int64_t r = 0; r < 8; ++r)
+    for (int64_t c = 0; c < 64; ++c) {
+      double v = r == 0   ? 5 + 1e-3 * ((c * 7) % 5)
+                 : r == 1 ? 0
+                 : r == 2 ? (c == 3 ? 8 : 0)
+                 : r == 3 ? -7.9 + 1e-4 * (c % 3)
+                 : r == 4 ? 1e-3 * (c % 2)
+                          : std::sin(0.37 * c * r) * (r - 4);
+      x.set(r * 64 + c, v);
+    }
+  HostTensor g(DType::F32, {64}), b(DType::F32, {64});
+  for (int64_t c = 0; c < 64; ++c) {
+    g.set(c, c % 2 ? 8 : -8);
+    b.set(c, 8 - 0.25 * c);
+  }
+  for (const char *policy : {"bf16", "fp16"}) {
+    OwningOpRef<ModuleOp> lowered(cast<ModuleOp>((*module)->clone()));
+    PassManager pm(context.get());
+    ASSERT_TRUE(succeeded(parsePassPipeline(
+        std::string("fusec-lower-precision{policy=") + policy + "}", pm)));
+    ASSERT_TRUE(succeeded(pm.run(*lowered)));
+    for (const char *name : {"ln", "rms"}) {
+      auto after = *findFunction(*lowered, name);
+      auto abs = after->getAttrOfType<DictionaryAttr>("fusec.abs_error_bound");
+      ASSERT_TRUE(abs);
+      double bound = cast<FloatAttr>(abs.getAs<ArrayAttr>("bounds")[0]).getValueAsDouble();
+      // Finite and not vacuous: a few percent of what |result| can be,
+      // sqrt(64) |g| + |b| = 72 (the rule alone would give twice that).
+      EXPECT_LT(bound, 8) << policy << " @" << name;
+      std::vector<HostTensor> in{x, g};
+      if (std::string(name) == "ln")
+        in.push_back(b);
+      auto want = interpret(*findFunction(*module, name), in);
+      auto got = interpret(after, in);
+      ASSERT_TRUE(want.ok() && got.ok());
+      double worst = 0;
+      for (int64_t i = 0; i < (*want)[0].numElements(); ++i) {
+        double d = std::fabs((*got)[0].get(i) - (*want)[0].get(i));
+        ASSERT_FALSE(std::isnan(d)) << policy << " @" << name << " element " << i;
+        worst = std::max(worst, d);
+      }
+      EXPECT_LE(worst, bound) << policy << " @" << name;
+    }
+  }
 }
 
 // A mean pool over a window with no tap inside the input (counted without
