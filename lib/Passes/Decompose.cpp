@@ -1578,14 +1578,16 @@ struct DecomposeConv : OpRewritePattern<ConvOp> {
                      llvm::all_of(w.padLow, [](int64_t v) { return v == 0; }) &&
                      llvm::all_of(w.padHigh, [](int64_t v) { return v == 0; });
     // A 1x1 convolution is a matmul on the channels-last input as it is;
-    // every other one in 16-bit floats an implicit GEMM. Under
-    // FUSEC_CONV_POINTWISE_ROWS=1 (for measurement; not yet timed) the 1x1
-    // GEMM takes the images' positions as its rows, [N·P, C]·[C, K], as
-    // CollapseMatmulRows does for linear layers, not N batches of P rows:
-    // a 7x7 image is 49 rows, which a batch pads to a 64-row tile and
-    // whose filter each image reads again.
+    // every other one in 16-bit floats an implicit GEMM. The 1x1 GEMM takes
+    // the images' positions as its rows, [N·P, C]·[C, K], as
+    // CollapseMatmulRows does for linear layers, not N batches of P rows: a
+    // 7x7 image is 49 rows, which a batch pads to a 64-row tile and whose
+    // filter each image reads again. Measured on the H100 (bench/results/
+    // 2026-12-07-h100-stop59): ResNet-50 end to end 1.235 ms against 1.307
+    // for the batch, l4's 512 -> 2048 0.016 against 0.020 ms, 128 -> 512
+    // 0.016 against 0.018; FUSEC_CONV_POINTWISE_ROWS=0 keeps the batch.
     const char *rowsKnob = std::getenv("FUSEC_CONV_POINTWISE_ROWS");
-    bool pointwiseRows = pointwise && rowsKnob && std::string_view(rowsKnob) == "1";
+    bool pointwiseRows = pointwise && !(rowsKnob && std::string_view(rowsKnob) == "0");
     auto rowsType = RankedTensorType::get({n * p, kdim + kpad}, et);
     Type elem = in.getElementType();
     // TMA's im2col mode (unless FUSEC_CONV_IM2COL=0) reads an activation

@@ -20,7 +20,7 @@
 // IM2COL-LABEL: func.func @rn
 // IM2COL: fusec.kernel "k0_transpose"(%arg0)
 // IM2COL-NOT: {{_transpose"|conv_pad|conv_window}}
-// IM2COL: fusec.kernel "k2_matmul_max"{{.*}} -> tensor<2x64x64xf16>
+// IM2COL: fusec.kernel "k2_matmul_max"{{.*}} -> tensor<128x64xf16>
 // IM2COL-NOT: {{_transpose"|conv_pad|conv_window}}
 // IM2COL: fusec.kernel "k3_matmul_max"(%{{.*}}) {{.*}}: (tensor<2x8x8x64xf16>, tensor<64x576xf16>, tensor<64xf16>) -> tensor<128x64xf16>
 // IM2COL-NOT: {{_transpose"|conv_pad|conv_window}}

@@ -6,12 +6,13 @@
 // RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s
 // RUN: fusec-run %s --function=pointwise --verify-pipeline="fusec-pipeline{target=h200}" | FileCheck %s --check-prefix=SAME
 // RUN: fusec-run %s --function=pointwise3d --verify-pipeline="fusec-pipeline{target=h200}" | FileCheck %s --check-prefix=SAME
-// Under FUSEC_CONV_POINTWISE_ROWS=1 the 1x1 GEMM's rows are every image's
-// positions ([N·P, C], ROWS), not a batch of images ([N, P, C], BATCH).
-// RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s --check-prefix=BATCH
-// RUN: env FUSEC_CONV_POINTWISE_ROWS=1 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s --check-prefix=ROWS
-// RUN: env FUSEC_CONV_POINTWISE_ROWS=1 fusec-run %s --function=pointwise --verify-pipeline="fusec-pipeline{target=h200}" | FileCheck %s --check-prefix=SAME
-// RUN: env FUSEC_CONV_POINTWISE_ROWS=1 fusec-run %s --function=pointwise3d --verify-pipeline="fusec-pipeline{target=h200}" | FileCheck %s --check-prefix=SAME
+// By default the 1x1 GEMM's rows are every image's positions ([N·P, C],
+// ROWS); FUSEC_CONV_POINTWISE_ROWS=0 keeps a batch of images ([N, P, C],
+// BATCH).
+// RUN: fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s --check-prefix=ROWS
+// RUN: env FUSEC_CONV_POINTWISE_ROWS=0 fusec-opt %s --fusec-pipeline="target=h200" | FileCheck %s --check-prefix=BATCH
+// RUN: env FUSEC_CONV_POINTWISE_ROWS=0 fusec-run %s --function=pointwise --verify-pipeline="fusec-pipeline{target=h200}" | FileCheck %s --check-prefix=SAME
+// RUN: env FUSEC_CONV_POINTWISE_ROWS=0 fusec-run %s --function=pointwise3d --verify-pipeline="fusec-pipeline{target=h200}" | FileCheck %s --check-prefix=SAME
 // SAME: PASS: {{.*}} keeps the graph's meaning
 // BATCH-LABEL: func.func @pointwise
 // BATCH: fusec.matmul {{.*}} : (tensor<2x35x64xf16>, tensor<128x64xf16>) -> tensor<2x35x128xf16>

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Stop 59's call (#18, #19), one command:
+#   bash bench/stop59-gpu.sh
+# 1. A max pool that ran wrong on the GPU in stop 59's random graphs
+#    (test/lit/CodeGen/Inputs/pool-pad-both.mlir: kernel 2x3, stride 2x3,
+#    padding on both spatial dims of a 2x8 image): fusec-run's result, and
+#    the kernel's PTX (as --fusec-codegen writes it) assembled by ptxas at
+#    -O3 and -O0 and run by a small driver against a CPU reference
+#    (.device/fail/drv, built here from .device/fail/drv.cu).
+# 2. The 1x1 convolutions' GEMM over every image's positions (now the
+#    default): every convolution test function against the interpreter.
+# 3. ResNet-50's layers and the model end to end, the default beside
+#    FUSEC_CONV_POINTWISE_ROWS=0 (the batch form, the old default).
+# Needs .device/ from FUSEC_GPU_TOOLS="fusec-run" bash bench/stage-gpu.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source bench/gpu-env.sh
+S=$OUT/summary.txt; : > "$S"; L=$OUT/logs; mkdir -p "$L"
+P=test/lit/CodeGen/Inputs/pool-pad-both.mlir
+{
+  "$D/bin/fusec-run" $P --function=same --runs=1 --warmup=0 --print-values=18 2>&1 | grep -v '^k[0-9]'
+  FUSEC_DISABLE_AGGRESSIVE_PTX=1 "$D/bin/fusec-run" $P --function=same --runs=1 --warmup=0 2>&1 | grep 'result #0'
+  for f in $(grep -o '^func.func @[A-Za-z0-9_]*' $P | cut -d@ -f2); do
+    echo "@$f: $("$D/bin/fusec-run" $P --function=$f --runs=1 --warmup=0 2>&1 | grep -o 'result #0.*')"
+  done
+  for o in 3 0; do
+    /usr/local/cuda/bin/ptxas -arch=sm_90a -O$o .device/fail/same.max_pool.ptx -o "$L/o$o.cubin" && .device/fail/drv "$L/o$o.cubin"
+  done
+  .device/fail/drv "$L/o3.cubin" 32
+  /usr/local/cuda/bin/cuobjdump -sass "$L/o3.cubin" > "$L/o3.sass" 2>&1; /usr/local/cuda/bin/cuobjdump -sass "$L/o0.cubin" > "$L/o0.sass" 2>&1
+} 2>&1 | tee "$L/pool.log" | tee -a "$S"
+pass=0; fail=0
+for t in test/lit/Passes/conv-im2col.mlir test/lit/Passes/conv-shared-pad.mlir test/lit/Passes/conv-transposed.mlir \
+         test/lit/Passes/conv-pointwise-filter.mlir examples/resblock.mlir examples/convnet.mlir; do
+  for f in $(grep -o '^func.func @[A-Za-z0-9_]*' $t | cut -d@ -f2); do
+    if timeout 120 "$D/bin/fusec-run" $t --function=$f --runs=2 --warmup=1 >> "$L/check.log" 2>&1; then
+      pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $t @$f" | tee -a "$S"; fi
+  done
+done
+echo "convolutions (1x1 over all positions by default) against the interpreter: $pass passed, $fail failed ($(el))" | tee -a "$S"
+OUT=$OUT/forward CONV_ONLY=forward CONV_FUSEC_VARIANTS="FUSEC_CONV_POINTWISE_ROWS=0" \
+  timeout 200 python3 bench/convnets.py > "$OUT/layers.log" 2>&1
+echo "layers rc=$? ($(el))" | tee -a "$S"
+OUT=$OUT/models CONV_ONLY=models CONV_MODELS=resnet-50 CONV_FUSEC_VARIANTS="FUSEC_CONV_POINTWISE_ROWS=0" \
+  timeout 200 python3 bench/convnets.py > "$OUT/models.log" 2>&1
+echo "models rc=$? ($(el))" | tee -a "$S"
+(cd "$OUT" && tar -czf logs.tar.gz logs && rm -rf logs)
+echo "== summary ($(el))"; cat "$S"
+sed -n '/^layer channels last/,$p' "$OUT/layers.log"; sed -n '/^model /,$p' "$OUT/models.log"
