@@ -9,8 +9,9 @@
 #    (.device/fail/drv, built here from .device/fail/drv.cu).
 # 2. The 1x1 convolutions' GEMM over every image's positions (now the
 #    default): every convolution test function against the interpreter.
-# 3. ResNet-50's layers and the model end to end, the default beside
-#    FUSEC_CONV_POINTWISE_ROWS=0 (the batch form, the old default).
+# 3. ResNet-50's layers (LAYERS=0 skips them) and the model end to end,
+#    the default beside FUSEC_CONV_POINTWISE_ROWS=0 (the batch form, the
+#    old default).
 # Needs .device/ from FUSEC_GPU_TOOLS="fusec-run" bash bench/stage-gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ P=test/lit/CodeGen/Inputs/pool-pad-both.mlir
   for f in $(grep -o '^func.func @[A-Za-z0-9_]*' $P | cut -d@ -f2); do
     echo "@$f: $("$D/bin/fusec-run" $P --function=$f --runs=1 --warmup=0 2>&1 | grep -o 'result #0.*')"
   done
-  for o in 3 0; do
+  for o in 3 2 1 0; do
     /usr/local/cuda/bin/ptxas -arch=sm_90a -O$o .device/fail/same.max_pool.ptx -o "$L/o$o.cubin" && .device/fail/drv "$L/o$o.cubin"
   done
   .device/fail/drv "$L/o3.cubin" 32
@@ -38,12 +39,14 @@ for t in test/lit/Passes/conv-im2col.mlir test/lit/Passes/conv-shared-pad.mlir t
   done
 done
 echo "convolutions (1x1 over all positions by default) against the interpreter: $pass passed, $fail failed ($(el))" | tee -a "$S"
-OUT=$OUT/forward CONV_ONLY=forward CONV_FUSEC_VARIANTS="FUSEC_CONV_POINTWISE_ROWS=0" \
-  timeout 200 python3 bench/convnets.py > "$OUT/layers.log" 2>&1
-echo "layers rc=$? ($(el))" | tee -a "$S"
+if [ "${LAYERS:-1}" = 1 ]; then
+  OUT=$OUT/forward CONV_ONLY=forward CONV_FUSEC_VARIANTS="FUSEC_CONV_POINTWISE_ROWS=0" \
+    timeout 200 python3 bench/convnets.py > "$OUT/layers.log" 2>&1
+  echo "layers rc=$? ($(el))" | tee -a "$S"
+fi
 OUT=$OUT/models CONV_ONLY=models CONV_MODELS=resnet-50 CONV_FUSEC_VARIANTS="FUSEC_CONV_POINTWISE_ROWS=0" \
   timeout 200 python3 bench/convnets.py > "$OUT/models.log" 2>&1
 echo "models rc=$? ($(el))" | tee -a "$S"
 (cd "$OUT" && tar -czf logs.tar.gz logs && rm -rf logs)
 echo "== summary ($(el))"; cat "$S"
-sed -n '/^layer channels last/,$p' "$OUT/layers.log"; sed -n '/^model /,$p' "$OUT/models.log"
+[ -f "$OUT/layers.log" ] && sed -n '/^layer channels last/,$p' "$OUT/layers.log"; sed -n '/^model /,$p' "$OUT/models.log"
