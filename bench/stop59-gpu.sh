@@ -5,8 +5,9 @@
 #    (test/lit/CodeGen/Inputs/pool-pad-both.mlir: kernel 2x3, stride 2x3,
 #    padding on both spatial dims of a 2x8 image): fusec-run's result, and
 #    the kernel's PTX (as --fusec-codegen writes it) assembled by ptxas at
-#    -O3 and -O0 and run by a small driver against a CPU reference
-#    (.device/fail/drv, built here from .device/fail/drv.cu).
+#    -O3 to -O0, and with its max.u16 compares rewritten, run by a small
+#    driver against a CPU reference (bench/pool-mismatch/: drv.cu, built
+#    there by nvcc; the PTX as --fusec-codegen="dump-dir=..." wrote it).
 # 2. The 1x1 convolutions' GEMM over every image's positions (now the
 #    default): every convolution test function against the interpreter.
 # 3. ResNet-50's layers (LAYERS=0 skips them) and the model end to end,
@@ -18,6 +19,7 @@ cd "$(dirname "$0")/.."
 source bench/gpu-env.sh
 S=$OUT/summary.txt; : > "$S"; L=$OUT/logs; mkdir -p "$L"
 P=test/lit/CodeGen/Inputs/pool-pad-both.mlir
+/usr/local/cuda/bin/nvcc -o "$L/drv" bench/pool-mismatch/drv.cu -lcuda
 {
   "$D/bin/fusec-run" $P --function=same --runs=1 --warmup=0 --print-values=18 2>&1 | grep -v '^k[0-9]'
   FUSEC_DISABLE_AGGRESSIVE_PTX=1 "$D/bin/fusec-run" $P --function=same --runs=1 --warmup=0 2>&1 | grep 'result #0'
@@ -25,9 +27,12 @@ P=test/lit/CodeGen/Inputs/pool-pad-both.mlir
     echo "@$f: $("$D/bin/fusec-run" $P --function=$f --runs=1 --warmup=0 2>&1 | grep -o 'result #0.*')"
   done
   for o in 3 2 1 0; do
-    /usr/local/cuda/bin/ptxas -arch=sm_90a -O$o .device/fail/same.max_pool.ptx -o "$L/o$o.cubin" && .device/fail/drv "$L/o$o.cubin"
+    /usr/local/cuda/bin/ptxas -arch=sm_90a -O$o bench/pool-mismatch/same.max_pool.ptx -o "$L/o$o.cubin" && "$L/drv" "$L/o$o.cubin"
   done
-  .device/fail/drv "$L/o3.cubin" 32
+  # The only instruction the failing kernels have and the passing ones do
+  # not: `max.u16 a, b, 1; setp.eq.b16 p, a, 1`, here as `setp.le.u16 p, b, 1`.
+  /usr/local/cuda/bin/ptxas -arch=sm_90a -O3 bench/pool-mismatch/same_nomax.ptx -o "$L/nomax.cubin" && "$L/drv" "$L/nomax.cubin"
+  "$L/drv" "$L/o3.cubin" 32
   /usr/local/cuda/bin/cuobjdump -sass "$L/o3.cubin" > "$L/o3.sass" 2>&1; /usr/local/cuda/bin/cuobjdump -sass "$L/o0.cubin" > "$L/o0.sass" 2>&1
 } 2>&1 | tee "$L/pool.log" | tee -a "$S"
 pass=0; fail=0
