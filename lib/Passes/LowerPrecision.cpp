@@ -247,7 +247,11 @@ std::pair<double, double> rangeOf(Value v, const llvm::DenseMap<Value, double> &
     auto f = [&](double x) { return isa<ExpOp>(def) ? std::exp(x) : std::exp2(x); };
     return {f(lo), std::min(m, f(hi))};
   }
-  if (isa<AbsOp, SqrtOp>(def))
+  if (isa<SqrtOp>(def)) { // monotone: the root of the operand's range
+    auto [lo, hi] = rangeOf(def->getOperand(0), mag, depth + 1);
+    return {std::sqrt(std::max(lo, 0.0)), std::min(m, std::sqrt(std::max(hi, 0.0)))};
+  }
+  if (isa<AbsOp>(def))
     return {0, m};
   if (isa<ConcatOp>(def)) {
     std::pair<double, double> all{inf, -inf};
