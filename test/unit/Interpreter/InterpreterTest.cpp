@@ -442,18 +442,24 @@ TEST_F(InterpreterTest, AbsoluteErrorBoundHoldsUnderCancellation) {
 
   // A result off by more than its absolute bound fails, even within its
   // relative estimate; one off by NaN too.
+  // @g of `before` against @g of `after`, on seed 1.
+  auto compareTexts = [&](const std::string &before, const std::string &after) {
+    auto b = parseSourceString<ModuleOp>(before, context.get());
+    auto a = parseSourceString<ModuleOp>(after, context.get());
+    EXPECT_TRUE(b && a);
+    if (!b || !a)
+      return Comparison{};
+    auto cmp = compareFunctions(*findFunction(*b, "g"), *findFunction(*a, "g"), 1);
+    EXPECT_TRUE(cmp.ok()) << cmp.status();
+    return cmp.ok() ? (*cmp)[0] : Comparison{};
+  };
   auto judged = [&](const char *after) {
-    auto wrong = parseSourceString<ModuleOp>(after, context.get());
-    EXPECT_TRUE(wrong);
-    auto before = parseSourceString<ModuleOp>(R"mlir(
+    return compareTexts(R"mlir(
       func.func @g(%x: tensor<256xf32>) -> tensor<256xf32> {
         %c = fusec.constant dense<100.0> : tensor<256xf32>
         %r = fusec.add %x, %c : tensor<256xf32>
         return %r : tensor<256xf32>
-      })mlir", context.get());
-    auto cmp = compareFunctions(*findFunction(*before, "g"), *findFunction(*wrong, "g"), 1);
-    EXPECT_TRUE(cmp.ok()) << cmp.status();
-    return cmp.ok() ? (*cmp)[0] : Comparison{};
+      })mlir", after);
   };
   // x + 100.5 against x + 100: off by 0.5 everywhere, within the relative
   // estimate of 0.05.
@@ -507,17 +513,12 @@ TEST_F(InterpreterTest, AbsoluteErrorBoundHoldsUnderCancellation) {
         %r = fusec.add %p, %c : tensor<256xf32>
         return %r : tensor<256xf32>
       })mlir";
-    auto after = parseSourceString<ModuleOp>(text, context.get());
-    auto before = parseSourceString<ModuleOp>(R"mlir(
+    return compareTexts(R"mlir(
       func.func @g(%x: tensor<256xf32>) -> tensor<256xf32> {
         %s = fusec.constant dense<1.0e-10> : tensor<256xf32>
         %p = fusec.mul %x, %s : tensor<256xf32>
         return %p : tensor<256xf32>
-      })mlir", context.get());
-    EXPECT_TRUE(after && before);
-    auto cmp = compareFunctions(*findFunction(*before, "g"), *findFunction(*after, "g"), 1);
-    EXPECT_TRUE(cmp.ok()) << cmp.status();
-    return cmp.ok() ? (*cmp)[0] : Comparison{};
+      })mlir", text);
   };
   Comparison tiny = nearZero("1.0e-7");
   EXPECT_TRUE(tiny.ok) << tiny.message;
@@ -544,8 +545,7 @@ TEST_F(InterpreterTest, AbsoluteErrorBoundHoldsUnderCancellation) {
         %r = fusec.sub %pw, %qw : tensor<256xf32>
         return %r : tensor<256xf32>
       })mlir";
-    auto after = parseSourceString<ModuleOp>(text, context.get());
-    auto before = parseSourceString<ModuleOp>(R"mlir(
+    return compareTexts(R"mlir(
       func.func @g(%x: tensor<256xf32>) -> tensor<256xf32> {
         %a = fusec.constant dense<1000.0> : tensor<256xf32>
         %b = fusec.constant dense<999.0> : tensor<256xf32>
@@ -553,11 +553,7 @@ TEST_F(InterpreterTest, AbsoluteErrorBoundHoldsUnderCancellation) {
         %q = fusec.mul %x, %b : tensor<256xf32>
         %r = fusec.sub %p, %q : tensor<256xf32>
         return %r : tensor<256xf32>
-      })mlir", context.get());
-    EXPECT_TRUE(after && before);
-    auto cmp = compareFunctions(*findFunction(*before, "g"), *findFunction(*after, "g"), 1);
-    EXPECT_TRUE(cmp.ok()) << cmp.status();
-    return cmp.ok() ? (*cmp)[0] : Comparison{};
+      })mlir", text);
   };
   Comparison rounded = storedNarrow("999.0");
   EXPECT_TRUE(rounded.ok) << rounded.message;
