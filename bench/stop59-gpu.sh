@@ -10,7 +10,8 @@
 #    there by nvcc; the PTX as --fusec-codegen="dump-dir=..." wrote it).
 # 2. The 1x1 convolutions' GEMM over every image's positions (now the
 #    default): every convolution test function against the interpreter.
-# 3. ResNet-50's layers (LAYERS=0 skips them) and the model end to end,
+# 3. ResNet-50's layers (LAYERS=0 skips them) and the model end to end
+#    (MODELS=0 skips it),
 #    the default beside FUSEC_CONV_POINTWISE_ROWS=0 (the batch form, the
 #    old default).
 # Needs .device/ from FUSEC_GPU_TOOLS="fusec-run" bash bench/stage-gpu.sh
@@ -49,9 +50,12 @@ if [ "${LAYERS:-1}" = 1 ]; then
     timeout 200 python3 bench/convnets.py > "$OUT/layers.log" 2>&1
   echo "layers rc=$? ($(el))" | tee -a "$S"
 fi
-OUT=$OUT/models CONV_ONLY=models CONV_MODELS=resnet-50 CONV_FUSEC_VARIANTS="FUSEC_CONV_POINTWISE_ROWS=0" \
-  timeout 200 python3 bench/convnets.py > "$OUT/models.log" 2>&1
-echo "models rc=$? ($(el))" | tee -a "$S"
+if [ "${MODELS:-1}" = 1 ]; then
+  OUT=$OUT/models CONV_ONLY=models CONV_MODELS=resnet-50 CONV_FUSEC_VARIANTS="FUSEC_CONV_POINTWISE_ROWS=0" \
+    timeout 200 python3 bench/convnets.py > "$OUT/models.log" 2>&1
+  echo "models rc=$? ($(el))" | tee -a "$S"
+fi
 (cd "$OUT" && tar -czf logs.tar.gz logs && rm -rf logs)
 echo "== summary ($(el))"; cat "$S"
-[ -f "$OUT/layers.log" ] && sed -n '/^layer channels last/,$p' "$OUT/layers.log"; sed -n '/^model /,$p' "$OUT/models.log"
+[ -f "$OUT/layers.log" ] && sed -n '/^layer channels last/,$p' "$OUT/layers.log"
+[ -f "$OUT/models.log" ] && sed -n '/^model /,$p' "$OUT/models.log"

@@ -140,6 +140,13 @@ std::optional<MatmulLayout> analyzeMatmul(KernelOp kernel, const KernelShape &sh
 /// 2 to 8 stages, K split into 1 to 16 parts.
 struct WgmmaTile {
   int64_t m = 128, n = 256, k = 64, stages = 4, split = 1, rhs = 1;
+  /// With split over 1: the tiles that run whole, the first `unsplit` in
+  /// the grid's order of units; the rest (the last wave over the SMs, when
+  /// it would leave many idle) run as `split` parts of K each. 0: every
+  /// tile is split.
+  int64_t unsplit = 0;
+  /// Work units of a plan over `tiles` tiles.
+  int64_t units(int64_t tiles) const { return unsplit + (tiles - unsplit) * split; }
   /// Shared memory of the epilogue's staging (WgmmaStaging), in bytes.
   int64_t staging = 0;
   /// Ping-pong: two consumer warpgroups each own whole 64-row tiles and
@@ -229,6 +236,11 @@ bool swapReadable(const MatmulLayout &layout);
 inline int64_t wgmmaSharedBytes(const WgmmaTile &t) {
   return 1024 + t.stages * t.stageBytes() + t.residentBytes() + 16 * t.stages + 16 + t.staging;
 }
+/// Whether the last wave's tiles may be split in parts of K while the
+/// full waves' run whole (WgmmaTile::unsplit): FUSEC_WGMMA_TAIL_SPLIT "0"
+/// turns it off, any other value on; unset, kTailSplitDefault.
+inline constexpr bool kTailSplitDefault = false;
+bool tailSplitEnabled();
 /// Whether FUSEC_WGMMA_RESIDENT_B asks for resident rhs tiles ("1": where
 /// they apply; unset or "0": never, the default until measured).
 bool residentRhsRequested();

@@ -699,6 +699,16 @@ WgmmaStaging wgmmaStaging(const MatmulLayout &l, bool tmaStore) {
   return st;
 }
 
+static int64_t narrowRowsMost() {
+  const char *v = std::getenv("FUSEC_WGMMA_NARROW_M");
+  return v && *v ? std::atoll(v) : std::numeric_limits<int64_t>::max();
+}
+
+bool tailSplitEnabled() {
+  const char *v = std::getenv("FUSEC_WGMMA_TAIL_SPLIT");
+  return v && *v ? std::string(v) != "0" : kTailSplitDefault;
+}
+
 bool residentRhsRequested() {
   const char *v = std::getenv("FUSEC_WGMMA_RESIDENT_B");
   return v && *v && std::string(v) != "0";
@@ -788,9 +798,11 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
   // a counter a tile). Measured on the H100 in one run (bench/results/
   // 2026-12-06-h100-stop46-checks, chains of 8 GEMMs of 4096 x 4096, CUDA
   // graphs): at 256 tokens 22.5 us a GEMM with 128 columns in split 2,
-  // 19.0 with 64 columns unsplit (cuBLAS 18.5).
+  // 19.0 with 64 columns unsplit (cuBLAS 18.5). FUSEC_WGMMA_NARROW_M, for
+  // measurement: the most rows the rule applies to (ResNet-50's last 3x3,
+  // 1,568 rows, was 0.028 ms with 128 columns in split 2 against 0.031).
   else if (!t.pingpong && t.m == 128 && t.rhs == 1 && l.n > 64 && numK >= 8 &&
-           2 * tiles(128) <= sms)
+           2 * tiles(128) <= sms && l.m <= narrowRowsMost())
     t.n = 64;
   else if (t.rhs == 1 && l.n > 128) {
     int64_t best = 0;
@@ -869,6 +881,22 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
     while (split > 1 && ((numK + split - 1) / split) * (split - 1) >= numK)
       --split;
     t.split = std::max<int64_t>(split, 1);
+  } else if (!t.pingpong && tailSplitEnabled() && n > sms && numK >= 8 && n % sms > 0 &&
+             2 * (n % sms) <= sms) {
+    // A last wave of at most half the SMs' tiles (ResNet-50's 28 x 28 3x3
+    // at batch 32: 196 tiles of 128 x 128 on 132 SMs, 64 in the second
+    // wave): the full waves' tiles run whole and the last wave's are split
+    // into parts of K that fill the SMs, so that no SM computes a whole
+    // second tile while half of them idle. Parts of at least 4 k-blocks;
+    // the split tiles' partials take a round trip through L2.
+    int64_t tail = n % sms;
+    int64_t split = std::min<int64_t>({sms / tail, numK / 4, 16});
+    while (split > 1 && !valid(split))
+      --split;
+    if (split > 1) {
+      t.split = split;
+      t.unsplit = n - tail;
+    }
   }
   // Resident rhs (FUSEC_WGMMA_RESIDENT_B=1, for measurement): a plan of
   // one column of tiles reads the same rhs tile for every unit, and with a
@@ -897,6 +925,7 @@ WgmmaTile chooseTcgen05Tile(const MatmulLayout &l, int64_t sms, int64_t smemByte
   t.n = std::max<int64_t>(t.n, 128); // tcgen05's tiles are 128 columns or more
   t.staging = 0; // the epilogue stores each row's 16-column pieces directly
   t.resident = 0; // tcgen05 streams its rhs with every stage
+  t.unsplit = 0; // tcgen05 splits every tile or none (below)
   int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024;
   t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
   // Split-K as for wgmma's tiles: when the 128-row tiles fill less than
@@ -1040,7 +1069,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
           ctx, cta ? Strategy::row_cta : Strategy::row_warp,
           std::clamp<int64_t>(ceilDiv(s.rows, perCta), 1, sms * (2048 / block) * 4), block,
           p.vector, p.chunks, perCta, {}, 0, 1, 1, cta ? 2 * reductions * 32 * 4 : 0,
-          regs(p.chunks * p.vector), 0);
+          regs(p.chunks * p.vector), 0, 0);
     }
     [[fallthrough]];
   }
@@ -1057,7 +1086,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
       vector = 1;
     return LaunchAttr::get(ctx, Strategy::row_stream,
                            std::clamp<int64_t>(ceilDiv(s.rows, 8), 1, sms * 32), 256, vector, 1,
-                           8, {}, 0, 1, 1, 0, regs(vector), 0);
+                           8, {}, 0, 1, 1, 0, regs(vector), 0, 0);
   }
   case KernelShape::Kind::Columns: {
     int64_t vector = 16 / widest(true);
@@ -1138,7 +1167,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     return LaunchAttr::get(ctx, Strategy::column, std::clamp<int64_t>(tiles * split, 1, sms * 8),
                            block, vector, unroll, block / groups, {}, 0, 1, split,
                            2 * reductions * warps * groups * vector * 8 + (split > 1 ? 16 : 0),
-                           regs(vector), 0);
+                           regs(vector), 0, 0);
   }
   case KernelShape::Kind::Matmul: {
     // Tensor cores (wgmma on sm_90a, tcgen05 on sm_100a) where the operands
@@ -1152,16 +1181,16 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
         int64_t units = codegen::wgmmaTiles(*l, t) * t.split;
         return LaunchAttr::get(ctx, Strategy::matmul_tcgen05, std::min(units, sms), 256, 1, 1, 0,
                                {t.m, t.n, t.k}, t.stages, 1, t.split,
-                               codegen::tcgen05SharedBytes(t), 255, 0);
+                               codegen::tcgen05SharedBytes(t), 255, 0, 0);
       }
     if (arch == "sm_90a")
       if (auto l = codegen::analyzeMatmul(kernel, s)) {
         int64_t smemPerSm = static_cast<int64_t>(target.value("smem_kib_per_sm") * 1024);
         codegen::WgmmaTile t = codegen::chooseWgmmaTile(*l, sms, smemPerSm > 0 ? smemPerSm : 232448);
-        int64_t units = codegen::wgmmaTiles(*l, t) * t.split;
+        int64_t units = t.units(codegen::wgmmaTiles(*l, t));
         return LaunchAttr::get(ctx, Strategy::matmul_wgmma, std::min(units, sms), t.threads(), 1,
                                1, 0, {t.m, t.n, t.k}, t.stages, 1, t.split,
-                               codegen::wgmmaSharedBytes(t), 232, t.resident);
+                               codegen::wgmmaSharedBytes(t), 232, t.resident, t.unsplit);
       }
     [[fallthrough]];
   }
@@ -1218,7 +1247,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
         lanes = t->lanes(s.domain, lanes);
         return LaunchAttr::get(ctx, Strategy::transpose_tiled,
                                std::clamp<int64_t>(tiles, 1, sms * 8), 256, lanes, 1, 0, {}, 0,
-                               1, 1, t->tileL * t->pitch() * slotBytes, regs(16), 0);
+                               1, 1, t->tileL * t->pitch() * slotBytes, regs(16), 0, 0);
       }
     // Elementwise and movement kernels: one trip, a CTA of 128 threads per
     // 256 chunks (Triton's shape: on the H200, 2.5-6.5% faster than 256
@@ -1253,7 +1282,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     return LaunchAttr::get(ctx, strategy,
                            std::clamp<int64_t>(ceilDiv(chunks, threads * unroll), 1,
                                                std::max<int64_t>(cap, 1)),
-                           threads, vector, unroll, 0, {}, 0, 1, 1, 0, regs(vector * unroll), 0);
+                           threads, vector, unroll, 0, {}, 0, 1, 1, 0, regs(vector * unroll), 0, 0);
   }
   }
   llvm_unreachable("unknown kernel kind");

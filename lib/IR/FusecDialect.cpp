@@ -48,7 +48,7 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t vector, int64_t chunks, int64_t rows,
                                  ArrayRef<int64_t> tile, int64_t stages,
                                  int64_t cluster, int64_t split, int64_t smem, int64_t regs,
-                                 int64_t resident) {
+                                 int64_t resident, int64_t unsplit) {
   if (grid < 1 || grid > (int64_t(1) << 31) - 1)
     return emitError() << "grid " << grid << " is not in [1, 2^31 - 1]";
   if (block < 1 || block > 1024)
@@ -79,6 +79,10 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "resident " << resident << " is not in [0, 64] k-blocks";
   if (resident && (strategy != Strategy::matmul_wgmma || split != 1))
     return emitError() << "resident k-blocks are for an unsplit matmul_wgmma plan";
+  if (unsplit < 0 || unsplit > (int64_t(1) << 31) - 1)
+    return emitError() << "unsplit " << unsplit << " is not in [0, 2^31 - 1] tiles";
+  if (unsplit && (strategy != Strategy::matmul_wgmma || split == 1))
+    return emitError() << "unsplit tiles are for a matmul_wgmma plan that splits K";
   return success();
 }
 

@@ -310,15 +310,21 @@ KernelAnalysis analyzeOp(Operation *op, const Target &target) {
         int64_t m = out.getDimSize(out.getRank() - 2), n = out.getDimSize(out.getRank() - 1);
         int64_t batch = tensorElements(out) / std::max<int64_t>(1, m * n);
         auto tile = launch.getTile();
-        double units = double((m + tile[0] - 1) / tile[0]) * ((n + tile[1] - 1) / tile[1]) *
-                       batch * launch.getSplit();
+        double tiles = double((m + tile[0] - 1) / tile[0]) * ((n + tile[1] - 1) / tile[1]) *
+                       batch;
         // Waves over the SMs, not over the grid: a grid of fewer units than
         // SMs (one CTA an SM) leaves the others' tensor cores idle (104
         // tiles of ResNet-50's last 3x3 take 104 of 132 SMs: 1.27x the
-        // time of the whole chip's rate).
+        // time of the whole chip's rate). A split unit is a 1/split share
+        // of a tile's mainloop; with unsplit tiles, the busiest SM runs its
+        // share of the whole tiles' waves, then of the split tiles'.
         double sms = target.value("sm_count");
         double slots = sms > 0 ? sms : std::max<double>(1, launch.getGrid());
-        double waves = std::ceil(units / slots) / (units / slots);
+        double split = static_cast<double>(launch.getSplit());
+        double whole = std::min<double>(static_cast<double>(launch.getUnsplit()), tiles);
+        double busiest = std::ceil(whole / slots) +
+                         std::ceil((tiles - whole) * split / slots) / split;
+        double waves = tiles > 0 ? busiest / (tiles / slots) : 1;
         k.tensorSeconds *= waves / target.tensorEfficiency();
         // The epilogue's arithmetic runs on the consumer warpgroups between
         // two mainloops: after the tensor cores, not beside them. In

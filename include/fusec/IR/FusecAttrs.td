@@ -108,6 +108,10 @@ def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
       shared memory and reads for every tile it computes, in place of a
       share of each stage (0: streamed with the lhs). Either 0 or all of
       K's k-blocks, for a plan of one column of tiles and no split.
+    - `unsplit` (matmul_wgmma, with `split` over 1): the tiles, the first
+      in the grid's order of work units, that run whole; only the rest
+      (the last, partial wave over the SMs) are split into `split` parts
+      of K. 0: every tile is split.
 
     ```mlir
     fusec.launch = #fusec.launch<strategy = row_cta, grid = 16384, block = 1024,
@@ -127,7 +131,8 @@ def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
     DefaultValuedParameter<"int64_t", "1">:$split,
     DefaultValuedParameter<"int64_t", "0">:$smem,
     DefaultValuedParameter<"int64_t", "0">:$regs,
-    DefaultValuedParameter<"int64_t", "0">:$resident
+    DefaultValuedParameter<"int64_t", "0">:$resident,
+    DefaultValuedParameter<"int64_t", "0">:$unsplit
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -42,10 +42,20 @@ protected:
   /// 0 for wgmma); the swizzle bits mean 128 bytes in both.
   mlir::Value descriptor(mlir::Value addr, int64_t lbo, int64_t version = 0);
   /// A work unit's (batch, tile row, tile column, K part): tile rows in
-  /// groups of 8, columns inside a group, parts innermost.
+  /// groups of 8, columns inside a group, parts innermost. The plan's
+  /// first `unsplit` units are whole tiles, part `t.split` (all of K).
   std::tuple<mlir::Value, mlir::Value, mlir::Value, mlir::Value> decodeUnit(mlir::Value unit);
-  /// The k-blocks of part `part`: [begin, end).
+  /// The k-blocks of part `part`: [begin, end) (all of K for part
+  /// `t.split`, an unsplit tile's).
   std::pair<mlir::Value, mlir::Value> kRange(mlir::Value part);
+  /// Whether `unit` is a whole (unsplit) tile; false where the plan splits
+  /// every tile.
+  mlir::Value wholeUnit(mlir::Value unit);
+  /// A split unit's tile among the split tiles (its workspace slots and
+  /// counter).
+  mlir::Value splitTile(mlir::Value unit);
+  /// The plan's work units.
+  int64_t units() const { return t.units(numTiles); }
   /// The operand's batch coordinates, outer first, for the result's
   /// flattened batch index `b` (a broadcast dim reads 0).
   llvm::SmallVector<mlir::Value> batchCoords(mlir::Value b, llvm::ArrayRef<int64_t> operandBatch);

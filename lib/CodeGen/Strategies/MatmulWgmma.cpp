@@ -113,7 +113,8 @@ public:
   SmallVector<int64_t> scratch() const {
     if (t.split == 1)
       return {};
-    return {numTiles * t.split * t.consumers() * 128 * t.accRegs() * 4, numTiles * 4};
+    int64_t split = numTiles - t.unsplit; // tiles split in parts
+    return {split * t.split * t.consumers() * 128 * t.accRegs() * 4, split * 4};
   }
 
 protected:
@@ -166,6 +167,7 @@ TmaMatmulEmitter::TmaMatmulEmitter(const StrategyInput &in, MatmulLayout layout)
   t.k = tile[2];
   t.stages = launch.getStages();
   t.split = launch.getSplit();
+  t.unsplit = launch.getUnsplit();
   t.rhs = static_cast<int64_t>(l.rhs.size());
   t.resident = launch.getResident();
   // Two consumer warpgroups with a 64-row tile take turns (ping-pong).
@@ -312,9 +314,26 @@ SmallVector<Value> TmaMatmulEmitter::tmaCoords(const OperandView &view, Value in
   return coords;
 }
 
+Value TmaMatmulEmitter::wholeUnit(Value unit) {
+  return t.split > 1 && t.unsplit > 0 ? e.icmp(LLVM::ICmpPredicate::ult, unit, i32(t.unsplit))
+                                      : e.boolc(t.split == 1);
+}
+
+Value TmaMatmulEmitter::splitTile(Value unit) {
+  return e.udiv(t.unsplit ? e.sub(unit, i32(t.unsplit)) : unit, i32(t.split));
+}
+
 std::tuple<Value, Value, Value, Value> TmaMatmulEmitter::decodeUnit(Value unit) {
   Value part = t.split > 1 ? e.urem(unit, i32(t.split)) : i32(0);
   Value tile = t.split > 1 ? e.udiv(unit, i32(t.split)) : unit;
+  // Whole tiles first (units 0 .. unsplit - 1, part `split`), then the
+  // split ones' parts.
+  if (t.split > 1 && t.unsplit > 0) {
+    Value whole = wholeUnit(unit);
+    Value rest = e.sub(unit, i32(t.unsplit));
+    part = e.select(whole, i32(t.split), e.urem(rest, i32(t.split)));
+    tile = e.select(whole, unit, e.add(e.udiv(rest, i32(t.split)), i32(t.unsplit)));
+  }
   int64_t perBatch = tilesM * tilesN;
   Value b = e.udiv(tile, i32(perBatch));
   Value within = e.urem(tile, i32(perBatch));
@@ -332,7 +351,11 @@ std::pair<Value, Value> TmaMatmulEmitter::kRange(Value part) {
   if (t.split == 1)
     return {i32(0), i32(numK)};
   Value begin = e.mul(part, i32(perSplit));
-  return {begin, e.smin(e.add(begin, i32(perSplit)), i32(numK))};
+  Value end = e.smin(e.add(begin, i32(perSplit)), i32(numK));
+  if (t.unsplit == 0)
+    return {begin, end};
+  Value whole = e.icmp(LLVM::ICmpPredicate::eq, part, i32(t.split));
+  return {e.select(whole, i32(0), begin), e.select(whole, i32(numK), end)};
 }
 
 TensorMapAttr TmaMatmulEmitter::tensorMap(const OperandView &view, int64_t slot, int64_t bytes,
@@ -576,7 +599,7 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
   auto all = [](int64_t) { return true; };
   auto earlyOnly = [&](int64_t map) { return early[map]; };
   auto lateOnly = [&](int64_t map) { return !early[map]; };
-  Value units = i32(numTiles * t.split);
+  Value units = i32(this->units());
   // Resident rhs: every k-block of the CTA's one column of rhs tiles (the
   // plan has one: n0 = 0, no batch of rhs) into their region, on their own
   // barrier, armed once for all their bytes. The early maps (weights, under
@@ -1219,7 +1242,7 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
   // wait, so no stage's barrier can be two phases behind the use it is
   // waited for (the other's uses lie between), and the tensor cores serve
   // one warpgroup at a time while the other runs its epilogue.
-  Value total = i32(numTiles * t.split);
+  Value total = i32(units());
   Value firstUnit = t.pingpong ? e.add(e.ctaidX(), e.mul(wg, e.nctaidX())) : e.ctaidX();
   Value unitStep = t.pingpong ? e.mul(e.nctaidX(), i32(2)) : e.nctaidX();
   Value firstIt = t.pingpong ? e.mul(wg, i32(numK)) : i32(0);
@@ -1291,8 +1314,18 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     }
     // Split-K: this part's accumulators to the workspace, then the last part
     // of the tile (counted atomically) sums every part in order and runs the
-    // epilogue.
-    Value tile = e.udiv(unit, i32(t.split));
+    // epilogue. Where only the last wave's tiles are split, a whole tile's
+    // accumulators go to the same epilogue (one copy of its code) directly.
+    Block *epilogueBlock = nullptr, *after = nullptr;
+    if (t.unsplit) {
+      epilogueBlock = e.newBlock(SmallVector<Type>(t.rhs, accType));
+      Block *parts = e.newBlock();
+      after = e.newBlock();
+      e.condBr(wholeUnit(unit), epilogueBlock, parts, accs, {});
+      e.moveToEnd(parts);
+      e.setBlock(parts);
+    }
+    Value tile = splitTile(unit);
     int64_t regs = t.accRegs();
     // Part p of the tile holds regs floats a consumer thread, in groups of
     // four: group g of every thread, then group g + 1, so that a warp's
@@ -1335,7 +1368,7 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
       storePartial();
     Value last = lastPartOfTile(counters, tile, sharedAt(smem, i32(flagOffset)),
                                 e.icmp(LLVM::ICmpPredicate::eq, ctid, i32(0)), consumerBarrier);
-    e.ifThen(last, [&] {
+    auto sumAndFinish = [&] {
       LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
       // The parts summed in order, their loads issued ahead of the sums:
       // chunks of the thread's floats whose loads of every part (at most
@@ -1386,8 +1419,26 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
                                             ArrayRef<int64_t>{q});
         finals.push_back(acc);
       }
-      runEpilogue(finals);
-    });
+      if (epilogueBlock)
+        e.br(epilogueBlock, finals);
+      else
+        runEpilogue(finals);
+    };
+    if (!epilogueBlock) {
+      e.ifThen(last, sumAndFinish);
+    } else {
+      Block *sum = e.newBlock();
+      e.condBr(last, sum, after);
+      e.moveToEnd(sum);
+      e.setBlock(sum);
+      sumAndFinish();
+      e.moveToEnd(epilogueBlock);
+      e.setBlock(epilogueBlock);
+      runEpilogue(SmallVector<Value>(epilogueBlock->getArguments()));
+      e.br(after);
+      e.moveToEnd(after);
+      e.setBlock(after);
+    }
     // The flag is read before anyone writes the next unit's.
     consumerBarrier();
     return {it};
@@ -1422,6 +1473,10 @@ absl::Status MatmulWgmmaEmitter::build() {
     return unimplemented(kernel, "more than 2^31 work units");
   if (t.pingpong && t.split > 1)
     return absl::InvalidArgumentError("matmul_wgmma: a ping-pong plan cannot split K");
+  if (t.unsplit && (t.split == 1 || t.unsplit >= numTiles))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matmul_wgmma: ", t.unsplit, " unsplit tiles of ", numTiles, " with a split of ", t.split,
+        " (re-run fusec-tile)"));
   if (t.resident && t.resident != numK)
     return absl::InvalidArgumentError(
         absl::StrCat("matmul_wgmma: resident rhs tiles hold all ", numK, " k-blocks of K, not ",

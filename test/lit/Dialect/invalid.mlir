@@ -670,6 +670,39 @@ func.func @resident_too_many(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @unsplit_without_a_split(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unsplit tiles are for a matmul_wgmma plan that splits K}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 1, block = 384, tile = [128, 128, 64], stages = 4, unsplit = 132>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @unsplit_on_tcgen05(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unsplit tiles are for a matmul_wgmma plan that splits K}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = matmul_tcgen05, grid = 1, block = 256, tile = [128, 128, 64], stages = 4, split = 2, unsplit = 1>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @unsplit_negative(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unsplit -1 is not in [0, 2^31 - 1] tiles}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 1, block = 384, tile = [128, 128, 64], stages = 4, split = 2, unsplit = -1>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @cache_hints_strings(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'fusec.cache_hints' must be an array of #fusec<cache_hint ...>}}
   %0 = fusec.kernel (%a) {fusec.cache_hints = ["stream"]} : (tensor<4xf32>) -> tensor<4xf32> {
