@@ -145,6 +145,9 @@ struct WgmmaTile {
   /// it would leave many idle) run as `split` parts of K each. 0: every
   /// tile is split.
   int64_t unsplit = 0;
+  /// Stream-K: the grid's CTAs share the tiles' mainloop iterations
+  /// evenly (a CTA's range may start and end inside tiles); no split.
+  bool streamK = false;
   /// Work units of a plan over `tiles` tiles.
   int64_t units(int64_t tiles) const { return unsplit + (tiles - unsplit) * split; }
   /// Shared memory of the epilogue's staging (WgmmaStaging), in bytes.
@@ -241,6 +244,10 @@ inline int64_t wgmmaSharedBytes(const WgmmaTile &t) {
 /// turns it off, any other value on; unset, kTailSplitDefault.
 inline constexpr bool kTailSplitDefault = false;
 bool tailSplitEnabled();
+/// Whether FUSEC_WGMMA_STREAM_K asks for stream-K ("1": where the whole
+/// tiles' last wave leaves more than a tenth of the SMs idle; unset or
+/// "0": never, the default until measured).
+bool streamKRequested();
 /// Whether FUSEC_WGMMA_RESIDENT_B asks for resident rhs tiles ("1": where
 /// they apply; unset or "0": never, the default until measured).
 bool residentRhsRequested();

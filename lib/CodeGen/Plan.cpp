@@ -709,6 +709,11 @@ bool tailSplitEnabled() {
   return v && *v ? std::string(v) != "0" : kTailSplitDefault;
 }
 
+bool streamKRequested() {
+  const char *v = std::getenv("FUSEC_WGMMA_STREAM_K");
+  return v && *v && std::string(v) != "0";
+}
+
 bool residentRhsRequested() {
   const char *v = std::getenv("FUSEC_WGMMA_RESIDENT_B");
   return v && *v && std::string(v) != "0";
@@ -898,6 +903,28 @@ WgmmaTile chooseWgmmaTile(const MatmulLayout &l, int64_t sms, int64_t smemBytes,
       t.unsplit = n - tail;
     }
   }
+  // Stream-K (FUSEC_WGMMA_STREAM_K=1, for measurement): where whole
+  // 128-row tiles would leave over a tenth of the SMs idle in their last
+  // wave (ResNet-50's 7 x 7 3x3: 52 tiles of 128 x 128 over 72 k-blocks on
+  // 132 SMs), the CTAs share the iterations evenly: 28.4 k-blocks each
+  // where split-K in two gave 104 CTAs 36. Tiles of at least 128 columns
+  // (the narrow rule's 64 columns traded the SMs' fill for more loads),
+  // no split.
+  if (streamKRequested() && !t.pingpong && t.m == 128 && numK >= 8 && forced < 1) {
+    int64_t cols = l.n > 64 ? std::max<int64_t>(t.n, 128) : t.n;
+    int64_t count = tiles(cols);
+    int64_t waves = (count + sms - 1) / sms;
+    if (count * numK >= sms && 10 * count < 9 * waves * sms) {
+      t.n = cols;
+      t.split = 1;
+      t.unsplit = 0;
+      t.streamK = true;
+      t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
+      if (int64_t stages = knob("FUSEC_WGMMA_STAGES"); stages >= 2)
+        t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, std::min<int64_t>(stages, 16));
+      return t;
+    }
+  }
   // Resident rhs (FUSEC_WGMMA_RESIDENT_B=1, for measurement): a plan of
   // one column of tiles reads the same rhs tile for every unit, and with a
   // short K (a 1x1 convolution: K = 64 channels by 256 filters) each tile
@@ -926,6 +953,7 @@ WgmmaTile chooseTcgen05Tile(const MatmulLayout &l, int64_t sms, int64_t smemByte
   t.staging = 0; // the epilogue stores each row's 16-column pieces directly
   t.resident = 0; // tcgen05 streams its rhs with every stage
   t.unsplit = 0; // tcgen05 splits every tile or none (below)
+  t.streamK = false;
   int64_t budget = std::min<int64_t>(smemBytes, 232448) - 1024 - 1024;
   t.stages = std::clamp<int64_t>(budget / t.stageBytes(), 2, 8);
   // Split-K as for wgmma's tiles: when the 128-row tiles fill less than
@@ -1069,7 +1097,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
           ctx, cta ? Strategy::row_cta : Strategy::row_warp,
           std::clamp<int64_t>(ceilDiv(s.rows, perCta), 1, sms * (2048 / block) * 4), block,
           p.vector, p.chunks, perCta, {}, 0, 1, 1, cta ? 2 * reductions * 32 * 4 : 0,
-          regs(p.chunks * p.vector), 0, 0);
+          regs(p.chunks * p.vector), 0, 0, 0);
     }
     [[fallthrough]];
   }
@@ -1086,7 +1114,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
       vector = 1;
     return LaunchAttr::get(ctx, Strategy::row_stream,
                            std::clamp<int64_t>(ceilDiv(s.rows, 8), 1, sms * 32), 256, vector, 1,
-                           8, {}, 0, 1, 1, 0, regs(vector), 0, 0);
+                           8, {}, 0, 1, 1, 0, regs(vector), 0, 0, 0);
   }
   case KernelShape::Kind::Columns: {
     int64_t vector = 16 / widest(true);
@@ -1167,7 +1195,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     return LaunchAttr::get(ctx, Strategy::column, std::clamp<int64_t>(tiles * split, 1, sms * 8),
                            block, vector, unroll, block / groups, {}, 0, 1, split,
                            2 * reductions * warps * groups * vector * 8 + (split > 1 ? 16 : 0),
-                           regs(vector), 0, 0);
+                           regs(vector), 0, 0, 0);
   }
   case KernelShape::Kind::Matmul: {
     // Tensor cores (wgmma on sm_90a, tcgen05 on sm_100a) where the operands
@@ -1181,16 +1209,21 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
         int64_t units = codegen::wgmmaTiles(*l, t) * t.split;
         return LaunchAttr::get(ctx, Strategy::matmul_tcgen05, std::min(units, sms), 256, 1, 1, 0,
                                {t.m, t.n, t.k}, t.stages, 1, t.split,
-                               codegen::tcgen05SharedBytes(t), 255, 0, 0);
+                               codegen::tcgen05SharedBytes(t), 255, 0, 0, 0);
       }
     if (arch == "sm_90a")
       if (auto l = codegen::analyzeMatmul(kernel, s)) {
         int64_t smemPerSm = static_cast<int64_t>(target.value("smem_kib_per_sm") * 1024);
         codegen::WgmmaTile t = codegen::chooseWgmmaTile(*l, sms, smemPerSm > 0 ? smemPerSm : 232448);
         int64_t units = t.units(codegen::wgmmaTiles(*l, t));
+        // Stream-K: every CTA takes a share of the iterations, at least 4
+        // k-blocks (as a split's part), so that few CTAs share a tile.
+        if (t.streamK)
+          units = std::max<int64_t>(1, codegen::wgmmaTiles(*l, t) * ((l->k + t.k - 1) / t.k) / 4);
         return LaunchAttr::get(ctx, Strategy::matmul_wgmma, std::min(units, sms), t.threads(), 1,
                                1, 0, {t.m, t.n, t.k}, t.stages, 1, t.split,
-                               codegen::wgmmaSharedBytes(t), 232, t.resident, t.unsplit);
+                               codegen::wgmmaSharedBytes(t), 232, t.resident, t.unsplit,
+                               t.streamK ? 1 : 0);
       }
     [[fallthrough]];
   }
@@ -1247,7 +1280,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
         lanes = t->lanes(s.domain, lanes);
         return LaunchAttr::get(ctx, Strategy::transpose_tiled,
                                std::clamp<int64_t>(tiles, 1, sms * 8), 256, lanes, 1, 0, {}, 0,
-                               1, 1, t->tileL * t->pitch() * slotBytes, regs(16), 0, 0);
+                               1, 1, t->tileL * t->pitch() * slotBytes, regs(16), 0, 0, 0);
       }
     // Elementwise and movement kernels: one trip, a CTA of 128 threads per
     // 256 chunks (Triton's shape: on the H200, 2.5-6.5% faster than 256
@@ -1282,7 +1315,7 @@ LaunchAttr planLaunch(KernelOp kernel, const Target &target, const PlanOptions &
     return LaunchAttr::get(ctx, strategy,
                            std::clamp<int64_t>(ceilDiv(chunks, threads * unroll), 1,
                                                std::max<int64_t>(cap, 1)),
-                           threads, vector, unroll, 0, {}, 0, 1, 1, 0, regs(vector * unroll), 0, 0);
+                           threads, vector, unroll, 0, {}, 0, 1, 1, 0, regs(vector * unroll), 0, 0, 0);
   }
   }
   llvm_unreachable("unknown kernel kind");

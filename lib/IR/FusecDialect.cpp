@@ -48,7 +48,7 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t vector, int64_t chunks, int64_t rows,
                                  ArrayRef<int64_t> tile, int64_t stages,
                                  int64_t cluster, int64_t split, int64_t smem, int64_t regs,
-                                 int64_t resident, int64_t unsplit) {
+                                 int64_t resident, int64_t unsplit, int64_t streamk) {
   if (grid < 1 || grid > (int64_t(1) << 31) - 1)
     return emitError() << "grid " << grid << " is not in [1, 2^31 - 1]";
   if (block < 1 || block > 1024)
@@ -83,6 +83,10 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "unsplit " << unsplit << " is not in [0, 2^31 - 1] tiles";
   if (unsplit && (strategy != Strategy::matmul_wgmma || split == 1))
     return emitError() << "unsplit tiles are for a matmul_wgmma plan that splits K";
+  if (streamk != 0 && streamk != 1)
+    return emitError() << "streamk " << streamk << " is not 0 or 1";
+  if (streamk && (strategy != Strategy::matmul_wgmma || split != 1 || resident))
+    return emitError() << "stream-K is for a matmul_wgmma plan without split or resident tiles";
   return success();
 }
 

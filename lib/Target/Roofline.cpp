@@ -324,6 +324,15 @@ KernelAnalysis analyzeOp(Operation *op, const Target &target) {
         double whole = std::min<double>(static_cast<double>(launch.getUnsplit()), tiles);
         double busiest = std::ceil(whole / slots) +
                          std::ceil((tiles - whole) * split / slots) / split;
+        // Stream-K: each of the grid's CTAs (at most one an SM) runs an even
+        // share of the k-blocks.
+        if (launch.getStreamk()) {
+          auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
+          int64_t k = lhs.getDimSize(lhs.getRank() - (mm.getTransposeLhs() ? 2 : 1));
+          double blocks = double((k + tile[2] - 1) / tile[2]);
+          double ctas = std::min<double>(slots, std::max<double>(1, launch.getGrid()));
+          busiest = std::ceil(tiles * blocks / ctas) / blocks;
+        }
         double waves = tiles > 0 ? busiest / (tiles / slots) : 1;
         k.tensorSeconds *= waves / target.tensorEfficiency();
         // The epilogue's arithmetic runs on the consumer warpgroups between

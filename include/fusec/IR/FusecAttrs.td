@@ -112,6 +112,10 @@ def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
       in the grid's order of work units, that run whole; only the rest
       (the last, partial wave over the SMs) are split into `split` parts
       of K. 0: every tile is split.
+    - `streamk` (matmul_wgmma, 1 or 0): stream-K. The grid's G CTAs share
+      the I = tiles x k-blocks mainloop iterations evenly, CTA c taking
+      [c I / G, (c + 1) I / G) in tile order; a tile that several CTAs share
+      is summed by the one that finishes last. No `split` then.
 
     ```mlir
     fusec.launch = #fusec.launch<strategy = row_cta, grid = 16384, block = 1024,
@@ -132,7 +136,8 @@ def Fusec_LaunchAttr : Fusec_Attr<"Launch", "launch"> {
     DefaultValuedParameter<"int64_t", "0">:$smem,
     DefaultValuedParameter<"int64_t", "0">:$regs,
     DefaultValuedParameter<"int64_t", "0">:$resident,
-    DefaultValuedParameter<"int64_t", "0">:$unsplit
+    DefaultValuedParameter<"int64_t", "0">:$unsplit,
+    DefaultValuedParameter<"int64_t", "0">:$streamk
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

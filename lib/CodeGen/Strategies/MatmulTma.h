@@ -56,6 +56,21 @@ protected:
   mlir::Value splitTile(mlir::Value unit);
   /// The plan's work units.
   int64_t units() const { return t.units(numTiles); }
+  /// Whether some tiles are computed in parts (split-K or stream-K).
+  bool splits() const { return t.split > 1 || t.streamK; }
+  /// The CTA's loop over its units: first, end and step. A unit is a part
+  /// of a tile under split-K; under stream-K, a tile the CTA's range of
+  /// iterations meets (tiles t0 .. t1 of that range, step 1).
+  std::tuple<mlir::Value, mlir::Value, mlir::Value> unitLoop();
+  /// The k-blocks of `unit` (part `part`): kRange(part), or under stream-K
+  /// the CTA's share of the tile's.
+  std::pair<mlir::Value, mlir::Value> kRange(mlir::Value unit, mlir::Value part);
+  /// Stream-K: the first iteration of CTA `cta` (i32), as i64: cta * I / G.
+  mlir::Value streamBegin(mlir::Value cta);
+  /// Stream-K: the CTA whose range holds iteration `it` (i64), as i32.
+  mlir::Value streamCta(mlir::Value it);
+  /// Stream-K: the grid (G) and the most CTAs that share one tile.
+  int64_t streamGrid = 0, streamMaxParts = 0;
   /// The operand's batch coordinates, outer first, for the result's
   /// flattened batch index `b` (a broadcast dim reads 0).
   llvm::SmallVector<mlir::Value> batchCoords(mlir::Value b, llvm::ArrayRef<int64_t> operandBatch);
@@ -100,9 +115,11 @@ protected:
   /// thread (`leader`) bumps the tile's counter in `counters`; the part
   /// that arrives last resets it for the next launch. Returns, in every
   /// thread (the shared word `flag`, read between two `barrier`s), whether
-  /// this part is the tile's last.
+  /// this part is the tile's last: the one that finds the counter at
+  /// `lastIndex` (null: split - 1).
   mlir::Value lastPartOfTile(mlir::Value counters, mlir::Value tile, mlir::Value flag,
-                             mlir::Value leader, llvm::function_ref<void()> barrier);
+                             mlir::Value leader, llvm::function_ref<void()> barrier,
+                             mlir::Value lastIndex = {});
   /// A tensor map over parameter `slot` seen as `view`, boxes of
   /// `boxInner` x `boxRows` on the innermost factors of its last two dims.
   TensorMapAttr tensorMap(const OperandView &view, int64_t slot, int64_t bytes, int64_t boxInner,

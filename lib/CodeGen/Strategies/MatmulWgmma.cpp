@@ -53,6 +53,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatmulTma.h"
+#include "fusec/Support/StreamK.h"
 #include "fusec/Support/TensorCoreEncoding.h"
 
 #include "absl/strings/str_cat.h"
@@ -111,6 +112,10 @@ public:
   /// The zeroed device buffers the kernel takes after the table (split-K's
   /// workspace and tile counters), in bytes.
   SmallVector<int64_t> scratch() const {
+    // Stream-K: a CTA writes at most two partial tiles (the tile its range
+    // starts inside, and the one it ends inside), slots 2c and 2c + 1.
+    if (t.streamK)
+      return {2 * streamGrid * t.consumers() * 128 * t.accRegs() * 4, numTiles * 4};
     if (t.split == 1)
       return {};
     int64_t split = numTiles - t.unsplit; // tiles split in parts
@@ -168,6 +173,7 @@ TmaMatmulEmitter::TmaMatmulEmitter(const StrategyInput &in, MatmulLayout layout)
   t.stages = launch.getStages();
   t.split = launch.getSplit();
   t.unsplit = launch.getUnsplit();
+  t.streamK = launch.getStreamk() != 0;
   t.rhs = static_cast<int64_t>(l.rhs.size());
   t.resident = launch.getResident();
   // Two consumer warpgroups with a 64-row tile take turns (ping-pong).
@@ -191,14 +197,14 @@ Value TmaMatmulEmitter::descriptor(Value addr, int64_t lbo, int64_t version) {
 }
 
 Value TmaMatmulEmitter::lastPartOfTile(Value counters, Value tile, Value flag, Value leader,
-                                       llvm::function_ref<void()> barrier) {
+                                       llvm::function_ref<void()> barrier, Value lastIndex) {
   LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
   barrier();
   e.ifThen(leader, [&] {
     Value counter = e.gep(counters, e.i32, e.zext(e.i64, tile));
     Value old = LLVM::AtomicRMWOp::create(builder, LLVM::AtomicBinOp::add, counter, i32(1),
                                           LLVM::AtomicOrdering::acq_rel, "device");
-    Value last = e.icmp(LLVM::ICmpPredicate::eq, old, i32(t.split - 1));
+    Value last = e.icmp(LLVM::ICmpPredicate::eq, old, lastIndex ? lastIndex : i32(t.split - 1));
     e.store(e.zext(e.i32, last), flag);
     // The last part resets the counter for the next launch.
     e.ifThen(last, [&] { e.store(i32(0), counter); });
@@ -312,6 +318,38 @@ SmallVector<Value> TmaMatmulEmitter::tmaCoords(const OperandView &view, Value in
   for (int64_t d = static_cast<int64_t>(rank) - 3; d >= 0; --d)
     expand(view.dims[d], batch[d], true);
   return coords;
+}
+
+// Stream-K's schedule, as StreamKSchedule (fusec/Support/StreamK.h) defines
+// and its unit test checks, in i64.
+Value TmaMatmulEmitter::streamBegin(Value cta) {
+  return e.udiv(e.mul(e.zext(e.i64, cta), e.i64c(numTiles * numK)), e.i64c(streamGrid));
+}
+
+Value TmaMatmulEmitter::streamCta(Value it) {
+  // The largest c with c I / G <= it: c = ceil((it + 1) G / I) - 1.
+  Value num = e.sub(e.mul(e.add(it, e.i64c(1)), e.i64c(streamGrid)), e.i64c(1));
+  return e.trunc(e.i32, e.udiv(num, e.i64c(numTiles * numK)));
+}
+
+std::tuple<Value, Value, Value> TmaMatmulEmitter::unitLoop() {
+  if (!t.streamK)
+    return {e.ctaidX(), i32(units()), e.nctaidX()};
+  Value c = e.ctaidX();
+  Value first = e.trunc(e.i32, e.udiv(streamBegin(c), e.i64c(numK)));
+  Value last = e.trunc(e.i32, e.udiv(e.sub(streamBegin(e.add(c, i32(1))), e.i64c(1)),
+                                     e.i64c(numK)));
+  return {first, e.add(last, i32(1)), i32(1)};
+}
+
+std::pair<Value, Value> TmaMatmulEmitter::kRange(Value unit, Value part) {
+  if (!t.streamK)
+    return kRange(part);
+  Value c = e.ctaidX();
+  Value base = e.mul(e.zext(e.i64, unit), e.i64c(numK));
+  Value from = e.sub(e.smax(streamBegin(c), base), base);
+  Value to = e.sub(e.umin(streamBegin(e.add(c, i32(1))), e.add(base, e.i64c(numK))), base);
+  return {e.trunc(e.i32, from), e.trunc(e.i32, to)};
 }
 
 Value TmaMatmulEmitter::wholeUnit(Value unit) {
@@ -599,7 +637,6 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
   auto all = [](int64_t) { return true; };
   auto earlyOnly = [&](int64_t map) { return early[map]; };
   auto lateOnly = [&](int64_t map) { return !early[map]; };
-  Value units = i32(this->units());
   // Resident rhs: every k-block of the CTA's one column of rhs tiles (the
   // plan has one: n0 = 0, no batch of rhs) into their region, on their own
   // barrier, armed once for all their bytes. The early maps (weights, under
@@ -627,12 +664,13 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
   if (anyEarly) {
     // The ring is empty: no slot to wait for. The first unit's first
     // min(stages, its k-blocks) k-blocks of the early maps.
-    Value unit = e.ctaidX();
+    auto [unit, unitsEnd, unitStep] = unitLoop();
+    (void)unitStep;
     auto [b, tm, tn, part] = decodeUnit(unit);
-    auto [kBegin, kEnd] = kRange(part);
+    auto [kBegin, kEnd] = kRange(unit, part);
     Value m0 = e.mul(tm, i32(t.m)), n0 = e.mul(tn, i32(t.n));
     SmallVector<Value> aBatch = batchCoords(b, l.lhsBatch), bBatch = batchCoords(b, l.rhsBatch);
-    preCount = e.select(e.icmp(LLVM::ICmpPredicate::ult, unit, units),
+    preCount = e.select(e.icmp(LLVM::ICmpPredicate::ult, unit, unitsEnd),
                         e.smin(i32(t.stages), e.sub(kEnd, kBegin)), i32(0));
     e.loop(i32(0), preCount, i32(1), {}, [&](Value i, ValueRange) -> SmallVector<Value> {
       Value full = barrierAt(smem, 0, i);
@@ -646,10 +684,11 @@ void TmaMatmulEmitter::producer(Value smem, Value table) {
     if (t.resident)
       loadResident(lateOnly);
   }
-  e.loop(e.ctaidX(), units, e.nctaidX(), {i32(0)},
+  auto [loopFirst, loopEnd, loopStep] = unitLoop();
+  e.loop(loopFirst, loopEnd, loopStep, {i32(0)},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     auto [b, tm, tn, part] = decodeUnit(unit);
-    auto [kBegin, kEnd] = kRange(part);
+    auto [kBegin, kEnd] = kRange(unit, part);
     Value m0 = e.mul(tm, i32(t.m)), n0 = e.mul(tn, i32(t.n));
     SmallVector<Value> aBatch = batchCoords(b, l.lhsBatch), bBatch = batchCoords(b, l.rhsBatch);
     SmallVector<Value> next = e.loop(kBegin, kEnd, i32(1), carried,
@@ -699,7 +738,7 @@ SmallVector<BlockArgument> TmaMatmulEmitter::epilogueInputs() {
   // 8-10% faster, and ResNet-50 end to end 1.41 ms without, 1.45 ms with it
   // where the ahead tiles fit in half the L2, 1.55 ms with it everywhere.
   std::optional<bool> enabled = epiloguePrefetchForced();
-  if (t.split > 1 || !options.aggressivePtx || !enabled || !*enabled)
+  if (splits() || !options.aggressivePtx || !enabled || !*enabled)
     return inputs;
   for (BlockArgument arg : body.getArguments()) {
     if (arg == l.lhs || llvm::is_contained(l.rhs, arg) || !isFull(arg))
@@ -1242,9 +1281,14 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
   // wait, so no stage's barrier can be two phases behind the use it is
   // waited for (the other's uses lie between), and the tensor cores serve
   // one warpgroup at a time while the other runs its epilogue.
-  Value total = i32(units());
-  Value firstUnit = t.pingpong ? e.add(e.ctaidX(), e.mul(wg, e.nctaidX())) : e.ctaidX();
-  Value unitStep = t.pingpong ? e.mul(e.nctaidX(), i32(2)) : e.nctaidX();
+  Value firstUnit, total, unitStep;
+  if (t.pingpong) {
+    total = i32(units());
+    firstUnit = e.add(e.ctaidX(), e.mul(wg, e.nctaidX()));
+    unitStep = e.mul(e.nctaidX(), i32(2));
+  } else {
+    std::tie(firstUnit, total, unitStep) = unitLoop();
+  }
   Value firstIt = t.pingpong ? e.mul(wg, i32(numK)) : i32(0);
   // Resident rhs tiles: their one phase completes once, when all their
   // bytes have landed; every consumer thread waits for it before its first
@@ -1259,7 +1303,7 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
   e.loop(firstUnit, total, unitStep, {firstIt},
          [&](Value unit, ValueRange carried) -> SmallVector<Value> {
     auto [b, tm, tn, part] = decodeUnit(unit);
-    auto [kBegin, kEnd] = kRange(part);
+    auto [kBegin, kEnd] = kRange(unit, part);
     Value it0 = carried[0];
     if (t.pingpong)
       e.ifThen(e.icmp(LLVM::ICmpPredicate::uge, unit, e.nctaidX()), [&] {
@@ -1307,7 +1351,7 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
         status = st;
     };
 
-    if (t.split == 1) {
+    if (!splits()) {
       runEpilogue(accs);
       // Past the other warpgroup's unit, which comes next in the sequence.
       return {t.pingpong ? e.add(it, i32(numK)) : it};
@@ -1316,22 +1360,41 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     // of the tile (counted atomically) sums every part in order and runs the
     // epilogue. Where only the last wave's tiles are split, a whole tile's
     // accumulators go to the same epilogue (one copy of its code) directly.
+    // Stream-K: the tile is whole where the CTA's range covers its K, else
+    // its parts are the CTAs first .. last that share it, part p CTA
+    // first + p, whose partial sits in slot 2 c (the tile its range starts
+    // inside) or 2 c + 1 (the one it ends inside).
     Block *epilogueBlock = nullptr, *after = nullptr;
-    if (t.unsplit) {
+    if (t.unsplit || t.streamK) {
+      Value whole = t.streamK ? e.band(e.icmp(LLVM::ICmpPredicate::eq, kBegin, i32(0)),
+                                       e.icmp(LLVM::ICmpPredicate::eq, kEnd, i32(numK)))
+                              : wholeUnit(unit);
       epilogueBlock = e.newBlock(SmallVector<Type>(t.rhs, accType));
       Block *parts = e.newBlock();
       after = e.newBlock();
-      e.condBr(wholeUnit(unit), epilogueBlock, parts, accs, {});
+      e.condBr(whole, epilogueBlock, parts, accs, {});
       e.moveToEnd(parts);
       e.setBlock(parts);
     }
-    Value tile = splitTile(unit);
+    Value tile = t.streamK ? unit : splitTile(unit);
+    Value firstCta, lastCta;
+    if (t.streamK) {
+      Value base = e.mul(e.zext(e.i64, tile), e.i64c(numK));
+      firstCta = streamCta(base);
+      lastCta = streamCta(e.add(base, e.i64c(numK - 1)));
+    }
+    auto streamSlot = [&](Value cta) {
+      Value startsHere = e.icmp(LLVM::ICmpPredicate::eq,
+                                e.trunc(e.i32, e.udiv(streamBegin(cta), e.i64c(numK))), tile);
+      return e.add(e.mul(cta, i32(2)), e.select(startsHere, i32(0), i32(1)));
+    };
     int64_t regs = t.accRegs();
     // Part p of the tile holds regs floats a consumer thread, in groups of
     // four: group g of every thread, then group g + 1, so that a warp's
     // 16-byte accesses are contiguous.
     auto slot = [&](Value p) { // the thread's first group of part p
-      Value u = e.add(e.mul(tile, i32(t.split)), p);
+      Value u = t.streamK ? streamSlot(e.umin(e.add(firstCta, p), lastCta))
+                          : e.add(e.mul(tile, i32(t.split)), p);
       Value index = e.add(e.mul(e.zext(e.i64, u), e.i64c(regs * consumerThreads)),
                           e.mul(e.zext(e.i64, ctid), e.i64c(4)));
       return e.gep(workspace, e.f32, index);
@@ -1352,7 +1415,7 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
                      e.add(e.add(e.mul(tm, i32(t.m)), e.mul(wgRow, i32(64))),
                            e.add(e.mul(warp, i32(16)), e.udiv(lane, i32(4)))),
                      i32(l.m));
-    Value mine = slot(part);
+    Value mine = t.streamK ? slot(e.sub(e.ctaidX(), firstCta)) : slot(part);
     auto storePartial = [&] {
       for (int64_t r = 0; r < t.rhs; ++r)
         for (int64_t q = 0; q < t.accCols() / 2; q += 4) {
@@ -1367,7 +1430,11 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
     else
       storePartial();
     Value last = lastPartOfTile(counters, tile, sharedAt(smem, i32(flagOffset)),
-                                e.icmp(LLVM::ICmpPredicate::eq, ctid, i32(0)), consumerBarrier);
+                                e.icmp(LLVM::ICmpPredicate::eq, ctid, i32(0)), consumerBarrier,
+                                t.streamK ? e.sub(lastCta, firstCta) : Value());
+    // Parts to sum: split's, or under stream-K the most CTAs that share a
+    // tile, those past the tile's last adding zero (read from its last).
+    int64_t partsMost = t.streamK ? streamMaxParts : t.split;
     auto sumAndFinish = [&] {
       LLVM::FenceOp::create(builder, LLVM::AtomicOrdering::acq_rel, "device");
       // The parts summed in order, their loads issued ahead of the sums:
@@ -1377,23 +1444,30 @@ absl::Status MatmulWgmmaEmitter::consumer(Value smem, Value tid, Value workspace
       // that holds nothing the epilogue stores sums nothing.
       int64_t chunk =
           std::max<int64_t>(4, std::min<int64_t>(regs, std::max<int64_t>(0, 192 - regs) /
-                                                           t.split / 4 * 4));
+                                                           partsMost / 4 * 4));
       auto sumParts = [&]() -> SmallVector<Value> {
         SmallVector<Value> sums(regs, e.f32c(0));
         for (int64_t q0 = 0; q0 < regs; q0 += chunk) {
           int64_t q1 = std::min(regs, q0 + chunk);
-          SmallVector<SmallVector<Value>> loaded(t.split);
-          for (int64_t p = 0; p < t.split; ++p) {
+          SmallVector<SmallVector<Value>> loaded(partsMost);
+          for (int64_t p = 0; p < partsMost; ++p) {
             Value from = slot(i32(p));
             for (int64_t q = q0; q < q1; q += 4)
               loaded[p].push_back(LLVM::LoadOp::create(builder, VectorType::get({4}, e.f32),
                                                        group(from, q), 16,
                                                        /*isVolatile=*/true));
           }
-          for (int64_t p = 0; p < t.split; ++p)
+          for (int64_t p = 0; p < partsMost; ++p) {
+            Value real = t.streamK && p > 0
+                             ? e.icmp(LLVM::ICmpPredicate::ule, e.add(firstCta, i32(p)), lastCta)
+                             : Value();
             for (int64_t q = q0; q < q1; q += 4)
-              for (int64_t x = 0; x < 4; ++x)
-                sums[q + x] = e.fadd(sums[q + x], e.extract(loaded[p][(q - q0) / 4], x));
+              for (int64_t x = 0; x < 4; ++x) {
+                Value v = e.extract(loaded[p][(q - q0) / 4], x);
+                Value sum = e.fadd(sums[q + x], v);
+                sums[q + x] = real ? e.select(real, sum, sums[q + x]) : sum;
+              }
+          }
         }
         return sums;
       };
@@ -1473,6 +1547,18 @@ absl::Status MatmulWgmmaEmitter::build() {
     return unimplemented(kernel, "more than 2^31 work units");
   if (t.pingpong && t.split > 1)
     return absl::InvalidArgumentError("matmul_wgmma: a ping-pong plan cannot split K");
+  if (t.streamK) {
+    streamGrid = launch.getGrid();
+    StreamKSchedule schedule{numTiles, numK, streamGrid};
+    if (t.split != 1 || t.pingpong || t.swapped() || t.resident || !schedule.valid())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "matmul_wgmma: stream-K over ", schedule.iterations(), " iterations on a grid of ",
+          streamGrid,
+          " needs a cooperative tile, no split, no resident rhs, fewer than 2^31 iterations and "
+          "at most one CTA an iteration (re-run fusec-tile)"));
+    // The most CTAs that share one tile: the parts its last one sums.
+    streamMaxParts = schedule.maxParts();
+  }
   if (t.unsplit && (t.split == 1 || t.unsplit >= numTiles))
     return absl::InvalidArgumentError(absl::StrCat(
         "matmul_wgmma: ", t.unsplit, " unsplit tiles of ", numTiles, " with a split of ", t.split,
@@ -1503,10 +1589,10 @@ absl::Status MatmulWgmmaEmitter::build() {
                             llvm::any_of(l.rhsViews, [&](const OperandView &v) {
                               return readableBeforeWait(v.arg.getArgNumber());
                             }));
-  beginFunction(attrs, /*extra=*/t.split > 1 ? 3 : 1);
+  beginFunction(attrs, /*extra=*/splits() ? 3 : 1);
   table = extraPtrs[0];
-  Value workspace = t.split > 1 ? extraPtrs[1] : Value();
-  Value counters = t.split > 1 ? extraPtrs[2] : Value();
+  Value workspace = splits() ? extraPtrs[1] : Value();
+  Value counters = splits() ? extraPtrs[2] : Value();
 
   Value smem = alignedSharedMemory();
 

@@ -703,6 +703,39 @@ func.func @unsplit_negative(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @streamk_with_a_split(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{stream-K is for a matmul_wgmma plan without split or resident tiles}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 1, block = 384, tile = [128, 128, 64], stages = 4, split = 2, streamk = 1>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @streamk_two(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{streamk 2 is not 0 or 1}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = matmul_wgmma, grid = 1, block = 384, tile = [128, 128, 64], stages = 4, streamk = 2>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @streamk_on_a_row_plan(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{stream-K is for a matmul_wgmma plan without split or resident tiles}}
+  %0 = fusec.kernel (%a) {fusec.launch = #fusec.launch<strategy = row_warp, grid = 1, block = 128, streamk = 1>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    fusec.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @cache_hints_strings(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'fusec.cache_hints' must be an array of #fusec<cache_hint ...>}}
   %0 = fusec.kernel (%a) {fusec.cache_hints = ["stream"]} : (tensor<4xf32>) -> tensor<4xf32> {
