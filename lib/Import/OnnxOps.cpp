@@ -15,6 +15,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 namespace fusec::onnximport {
 
@@ -86,6 +87,54 @@ absl::Status importTan(Importer &I) {
     return I.invalid("expects a float input");
   TRY(r, I.binary("div", I.unary("sin", x), I.unary("cos", x)));
   return I.define(0, r);
+}
+
+/// Det: the determinant of each [M, M] matrix of `x` ([..., M, M]), up to
+/// 4 x 4, as the sum over the permutations of M (Leibniz): the elements are
+/// slices of `x`, every term elementwise, so it fuses into one kernel.
+/// Larger matrices would want a pivoted LU, which fusec has no op for.
+absl::Status importDet(Importer &I) {
+  TRY(x, I.input(0));
+  if (!isFloat(x.dtype))
+    return I.invalid(absl::StrCat("expects a float input, not ", I.ty(x)));
+  size_t rank = x.shape.size();
+  if (rank < 2 || x.shape[rank - 1] != x.shape[rank - 2])
+    return I.invalid(absl::StrCat("expects [..., M, M], not ", I.ty(x)));
+  int64_t m = x.shape[rank - 1];
+  if (m < 1 || m > 4)
+    return I.unsupported(absl::StrCat("Det of ", m, " x ", m,
+                                      " matrices (up to 4 x 4 are supported)"));
+  std::vector<int64_t> batch(x.shape.begin(), x.shape.end() - 2);
+  auto element = [&](int64_t i, int64_t j) {
+    std::vector<int64_t> offsets(rank, 0), strides(rank, 1), shape = x.shape;
+    offsets[rank - 2] = i;
+    offsets[rank - 1] = j;
+    shape[rank - 2] = shape[rank - 1] = 1;
+    return I.reshape(I.slice(x, offsets, strides, shape), batch);
+  };
+  std::vector<int64_t> perm(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i)
+    perm[static_cast<size_t>(i)] = i;
+  std::optional<Val> total;
+  do {
+    // The permutation's sign: the parity of its inversions.
+    int64_t inversions = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = i + 1; j < m; ++j)
+        inversions += perm[static_cast<size_t>(i)] > perm[static_cast<size_t>(j)];
+    Val term = element(0, perm[0]);
+    for (int64_t i = 1; i < m; ++i) {
+      TRY(next, I.binary("mul", term, element(i, perm[static_cast<size_t>(i)])));
+      term = next;
+    }
+    if (!total) {
+      total = inversions % 2 ? I.unary("neg", term) : term;
+    } else {
+      TRY(sum, I.binary(inversions % 2 ? "sub" : "add", *total, term));
+      total = sum;
+    }
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  return I.define(0, *total);
 }
 
 /// atan of every element of float `x`: |x| past 1 through pi/2 - atan(1/|x|)
@@ -583,9 +632,27 @@ absl::Status importMod(Importer &I) {
 absl::Status importIdentity(Importer &I) {
   const std::string &op = I.node->opType;
   if (op == "Dropout" && I.hasInput(2)) {
+    // Training mode drops each element with probability `ratio` (0.5 when
+    // absent): random, unless the ratio is 0, where nothing drops and the
+    // scale 1 / (1 - ratio) is 1. Both must be known at import.
+    auto mustKnow = [&](size_t i, const char *what) {
+      return I.unsupported(absl::StrCat("Dropout's ", what, " (input #", i, " ('",
+                                        I.node->inputs[i], "') must be known at import"));
+    };
     TRY(mode, I.inputData(2));
-    if (!mode.known || mode.known->numElements() == 0 || mode.known->get(0) != 0)
-      return I.unsupported("Dropout in training mode is not supported (inference only)");
+    if (!mode.known || mode.known->numElements() != 1)
+      return mustKnow(2, "training_mode");
+    if (mode.known->get(0) != 0) {
+      if (!I.hasInput(1))
+        return I.unsupported("Dropout in training mode is not supported (inference only, or a "
+                             "ratio of 0)");
+      TRY(ratio, I.inputData(1));
+      if (!ratio.known || ratio.known->numElements() != 1)
+        return mustKnow(1, "ratio");
+      if (ratio.known->get(0) != 0)
+        return I.unsupported("Dropout in training mode is not supported (inference only, or a "
+                             "ratio of 0)");
+    }
   }
   TRY(x, I.input(0));
   if (op == "Dropout" && I.hasOutput(1))
@@ -2732,6 +2799,7 @@ const std::map<std::string, OpImporter> &opImporters() {
       {"PRelu", importPRelu},
       {"Clip", importClip},
       {"Where", importWhere},
+      {"Det", importDet},
       {"Cast", importCast},
       {"QuantizeLinear", importQuantizeLinear},
       {"DequantizeLinear", importDequantizeLinear},
