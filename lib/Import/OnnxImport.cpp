@@ -76,6 +76,9 @@ absl::StatusOr<DType> dtypeFor(int32_t t) {
     // 8- and 16-bit integers are held in i32 and wrapped back into their
     // range where arithmetic could leave it (Importer::narrowOutputs).
     return DType::I32;
+  case onnx::kUint32:
+    // Held in i64 (every value fits) and wrapped back into [0, 2^32) as
+    // the narrow types are.
   case onnx::kInt64:
     return DType::I64;
   case onnx::kBool:
@@ -166,7 +169,7 @@ absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string
   int32_t ty = t.dataType;
   if (hasRaw) {
     int64_t width = ty == onnx::kDouble || ty == onnx::kInt64                       ? 8
-                    : ty == onnx::kFloat || ty == onnx::kInt32                        ? 4
+                    : ty == onnx::kFloat || ty == onnx::kInt32 || ty == onnx::kUint32 ? 4
                     : ty == onnx::kBool || ty == onnx::kInt8 || ty == onnx::kUint8 ? 1
                                                                                       : 2;
     if (static_cast<int64_t>(raw.size()) != n * width)
@@ -185,6 +188,7 @@ absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string
       case onnx::kUint8: h.ints[i] = loadLE<uint8_t>(p); break;
       case onnx::kInt16: h.ints[i] = loadLE<int16_t>(p); break;
       case onnx::kUint16: h.ints[i] = loadLE<uint16_t>(p); break;
+      case onnx::kUint32: h.ints[i] = loadLE<uint32_t>(p); break;
       default: h.data[i] = decodeFloat(*dtype, loadLE<uint16_t>(p)); break;
       }
     }
@@ -208,6 +212,12 @@ absl::StatusOr<HostTensor> decodeTensor(const onnx::Tensor &t, const std::string
       return st;
     for (int64_t i = 0; i < n; ++i)
       h.ints[i] = t.int64Data[i];
+    break;
+  case onnx::kUint32: // uint64_data, each value's low 32 bits
+    if (auto st = count(t.uint64Data.size()); !st.ok())
+      return st;
+    for (int64_t i = 0; i < n; ++i)
+      h.ints[i] = static_cast<int64_t>(t.uint64Data[i] & 0xFFFFFFFFu);
     break;
   default: // int32, 8/16-bit integers, bool, float16, bfloat16: int32_data
     if (auto st = count(t.int32Data.size()); !st.ok())
@@ -1178,13 +1188,21 @@ absl::Status Importer::importNode() {
 namespace {
 
 bool isNarrowInt(int32_t t) {
-  return t == onnx::kInt8 || t == onnx::kUint8 || t == onnx::kInt16 || t == onnx::kUint16;
+  return t == onnx::kInt8 || t == onnx::kUint8 || t == onnx::kInt16 || t == onnx::kUint16 ||
+         t == onnx::kUint32;
+}
+
+/// The modulus of narrow type `t`: 2^8, 2^16 or 2^32.
+int64_t narrowModulus(int32_t t) {
+  return t == onnx::kInt8 || t == onnx::kUint8     ? 256
+         : t == onnx::kInt16 || t == onnx::kUint16 ? 65536
+                                                   : int64_t(1) << 32;
 }
 
 /// v wrapped into the range of the 8/16-bit ONNX type `t` (two's
-/// complement), exactly.
+/// complement) or of uint32, exactly.
 int64_t wrapNarrow(int32_t t, int64_t v) {
-  int64_t m = t == onnx::kInt8 || t == onnx::kUint8 ? 256 : 65536;
+  int64_t m = narrowModulus(t);
   bool isSigned = t == onnx::kInt8 || t == onnx::kInt16;
   int64_t x = isSigned ? v + m / 2 : v;
   int64_t r = ((x % m) + m) % m;
@@ -1242,16 +1260,18 @@ absl::Status Importer::narrowOutputs() {
   std::string reduction = attrString("reduction").value_or("none");
   bool wrap = wrapping.count(op) > 0 ||
               (op.rfind("Scatter", 0) == 0 && (reduction == "add" || reduction == "mul"));
+  // The holder: i32 for the 8/16-bit types, i64 for uint32.
+  DType holder = type == onnx::kUint32 ? DType::I64 : DType::I32;
   for (const std::string &out : node->outputs) {
     auto it = values.find(out);
-    if (out.empty() || it == values.end() || it->second.dtype != DType::I32)
+    if (out.empty() || it == values.end() || it->second.dtype != holder)
       continue;
     narrow[out] = type;
     if (!wrap)
       continue;
     Val &v = it->second;
     if (v.splatOf) {
-      HostTensor one(DType::I32, {});
+      HostTensor one(holder, {});
       one.setInt(0, wrapNarrow(type, v.splatOf->getInt(0)));
       v.splatOf = std::make_shared<const HostTensor>(std::move(one));
       v.ssa.clear();
@@ -1264,10 +1284,10 @@ absl::Status Importer::narrowOutputs() {
       v.known = std::make_shared<const HostTensor>(std::move(wrapped));
       continue;
     }
-    int64_t m = type == onnx::kInt8 || type == onnx::kUint8 ? 256 : 65536;
+    int64_t m = narrowModulus(type);
     bool isSigned = type == onnx::kInt8 || type == onnx::kInt16;
     Val x = v;
-    auto c = [&](int64_t k) { return broadcastTo(intConstant(DType::I32, k), v.shape); };
+    auto c = [&](int64_t k) { return broadcastTo(intConstant(holder, k), v.shape); };
     if (isSigned) {
       FUSEC_TRY_ASSIGN(s, binary("add", x, c(m / 2)));
       x = s;

@@ -230,19 +230,23 @@ absl::Status importShrink(Importer &I) {
   return I.define(0, y);
 }
 
-/// BitShift of unsigned 8- or 16-bit integers (held in i32): x * 2^y (the
-/// bits past the type dropped) or floor(x / 2^y), in i64 so no product
-/// overflows; a shift of the type's width or more gives 0.
+/// BitShift of unsigned 8-, 16- or 32-bit integers (held in i32, i32 and
+/// i64): (x mod 2^(bits - y)) * 2^y (the bits shifted past the type
+/// dropped first, so no product leaves i64) or floor(x / 2^y); a shift of
+/// the type's width or more gives 0.
 absl::Status importBitShift(Importer &I) {
   TRY(x, I.input(0));
   TRY(y, I.input(1));
   std::optional<int32_t> t = I.narrowType(I.node->inputs[0]);
-  if (!t || (*t != onnx::kUint8 && *t != onnx::kUint16) || x.dtype != DType::I32)
-    return I.unsupported("BitShift of other than uint8 or uint16");
+  bool held = t && ((*t == onnx::kUint8 || *t == onnx::kUint16) ? x.dtype == DType::I32
+                    : *t == onnx::kUint32                        ? x.dtype == DType::I64
+                                                                 : false);
+  if (!held)
+    return I.unsupported("BitShift of other than uint8, uint16 or uint32");
   std::string dir = I.attrString("direction").value_or("");
   if (dir != "LEFT" && dir != "RIGHT")
     return I.invalid(absl::StrCat("direction '", dir, "' is not LEFT or RIGHT"));
-  int64_t bits = *t == onnx::kUint8 ? 8 : 16;
+  int64_t bits = *t == onnx::kUint8 ? 8 : *t == onnx::kUint16 ? 16 : 32;
   TRY(shape, broadcastShapes(x.shape, y.shape));
   Val xs = I.broadcastTo(I.cast(x, DType::I64), shape);
   Val ys = I.broadcastTo(I.cast(y, DType::I64), shape);
@@ -252,16 +256,19 @@ absl::Status importBitShift(Importer &I) {
   TRY(p, I.binary("pow", c(2), capped));
   Val r;
   if (dir == "LEFT") {
-    TRY(m, I.binary("mul", xs, p));
-    TRY(q, I.binary("div", m, c(int64_t(1) << bits)));
-    TRY(hi, I.binary("mul", q, c(int64_t(1) << bits)));
-    TRY(low, I.binary("sub", m, hi));
-    r = low;
+    // The bits that stay: x mod 2^(bits - y), then shifted.
+    TRY(room, I.binary("sub", c(bits), capped));
+    TRY(keep, I.binary("pow", c(2), room));
+    TRY(q, I.binary("div", xs, keep));
+    TRY(hi, I.binary("mul", q, keep));
+    TRY(low, I.binary("sub", xs, hi));
+    TRY(m, I.binary("mul", low, p));
+    r = m;
   } else {
     TRY(q, I.binary("div", xs, p));
     r = q;
   }
-  return I.define(0, I.cast(r, DType::I32));
+  return I.define(0, I.cast(r, x.dtype));
 }
 
 absl::Status importXor(Importer &I) {

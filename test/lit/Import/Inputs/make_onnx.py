@@ -69,6 +69,8 @@ a protobuf writer of its own (no onnx package needed):
                      alphas and betas, clip, ragged sequence_lens, layout 1),
                      expected outputs from a float64 reference written here
   rnn_reverse_ragged.onnx  a reverse RNN over ragged sequence_lens (refused)
+  uint32_wrap/       uint32 add, sub, mul and shifts that leave [0, 2^32) and
+                     wrap back, the expected outputs computed here
 """
 import cmath
 import itertools
@@ -103,7 +105,7 @@ def vi(num, n):
     return field(num, 0, varint(n))
 
 
-FLOAT, UINT8, INT32, INT64, BOOL, FLOAT16 = 1, 2, 6, 7, 9, 10
+FLOAT, UINT8, INT32, INT64, BOOL, FLOAT16, UINT32 = 1, 2, 6, 7, 9, 10, 12
 
 
 def tensor(name, dtype, dims, values=None, external=None):
@@ -118,6 +120,8 @@ def tensor(name, dtype, dims, values=None, external=None):
         t += ld(9, bytes(values))
     elif dtype == INT32:
         t += ld(9, struct.pack(f"<{len(values)}i", *values))
+    elif dtype == UINT32:
+        t += ld(9, struct.pack(f"<{len(values)}I", *values))
     else:
         t += ld(9, struct.pack(f"<{len(values)}q", *values))
     return t
@@ -241,6 +245,29 @@ def main():
     roi_align_tests(out)
     max_unpool_tests(out)
     lazy_splat_tests(out)
+    uint32_tests(out)
+
+
+def uint32_tests(out):
+    """uint32_wrap/: uint32 arithmetic that leaves [0, 2^32) and comes back
+    (the node tests' values never do): x + x, s - x, x * x, x << s and
+    x >> s on values near 2^32, the expected outputs mod 2^32."""
+    m = 1 << 32
+    x = [m - 1, m - 2, 1 << 31, 3, 0x89ABCDEF, 7]
+    s = [1, 31, 1, 32, 4, 0]
+    nodes = [node("Add", ["x", "x"], ["sum"]), node("Sub", ["s", "x"], ["diff"]),
+             node("Mul", ["x", "x"], ["sq"]),
+             node("BitShift", ["x", "s"], ["left"], attrs=attr_string("direction", "LEFT")),
+             node("BitShift", ["x", "s"], ["right"], attrs=attr_string("direction", "RIGHT"))]
+    outs = {"sum": [(a + a) % m for a in x], "diff": [(b - a) % m for a, b in zip(x, s)],
+            "sq": [(a * a) % m for a in x],
+            "left": [(a << b) % m if b < 32 else 0 for a, b in zip(x, s)],
+            "right": [a >> b if b < 32 else 0 for a, b in zip(x, s)]}
+    names = ["sum", "diff", "sq", "left", "right"]
+    mb = model(nodes, [], [("x", UINT32, [6]), ("s", UINT32, [6])],
+               [(n, UINT32, [6]) for n in names], opset=18)
+    backend_test(out, "uint32_wrap", mb, [tensor("x", UINT32, [6], x), tensor("s", UINT32, [6], s)],
+                 [tensor(n, UINT32, [6], outs[n]) for n in names])
 
 
 def lcg(seed, n, lo, hi):
