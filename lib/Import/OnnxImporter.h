@@ -272,6 +272,12 @@ private:
   /// Imports the node into a scratch function and evaluates it with the
   /// interpreter; its outputs become known values.
   absl::Status foldNode(const std::function<absl::Status()> &importer);
+  /// foldNode's shortcut for an elementwise node whose inputs are all
+  /// known splats of more than kLazySplatElements: the node folded on the
+  /// scalars and its results broadcast. False where it does not apply.
+  absl::StatusOr<bool> foldSplats(const std::function<absl::Status()> &importer);
+  /// Set while foldSplats folds a node on its scalars.
+  bool foldingScalars = false;
   /// Parses the scratch function `text` (named @fold), runs it on `args`
   /// with the interpreter and returns its results.
   absl::StatusOr<std::vector<std::shared_ptr<const HostTensor>>>

@@ -1183,6 +1183,22 @@ def lazy_splat_tests(out):
     backend_test(out, "splat_mixed", m, [tensor("x", FLOAT, dims, x)],
                  [tensor("y", FLOAT, dims, y)])
 
+    # x + Cos(Erf(ConstantOfShape(0.5))) * Max(ConstantOfShape(0.5),
+    # Expand(2)) over [8, 64, 96]: elementwise ops of splats fold once, on
+    # their scalars (one splat literal, no fusec.erf or fusec.cos).
+    c = f32(math.cos(f32(math.erf(0.5))))
+    y = [f32(v + f32(c * 2.0)) for v in x]
+    m = model([node("ConstantOfShape", ["shp"], ["h"], "cos",
+                    attr_tensor("value", tensor("v", FLOAT, [1], [0.5]))),
+               node("Erf", ["h"], ["eh"], "erf"), node("Cos", ["eh"], ["ch"], "cosine"),
+               node("Expand", ["two", "shp"], ["e"], "expand"),
+               node("Max", ["h", "e"], ["mx"], "max"), node("Mul", ["ch", "mx"], ["k"], "mul"),
+               node("Add", ["x", "k"], ["y"], "add")],
+              [tensor("shp", INT64, [3], dims), tensor("two", FLOAT, [], [2.0])],
+              [("x", FLOAT, dims)], [("y", FLOAT, dims)])
+    backend_test(out, "splat_elementwise", m, [tensor("x", FLOAT, dims, x)],
+                 [tensor("y", FLOAT, dims, y)])
+
     # x + ReduceSum(Cast(ConstantOfShape([64, 128], 3)), axis 1): folded
     # at import (384 each).
     x = [f32(v) for v in rand_floats(403, 64, 2.0)]
