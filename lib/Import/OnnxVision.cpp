@@ -299,7 +299,7 @@ absl::Status importConv(Importer &I) {
     bias = b;
   }
   // A BatchNormalization after it folds into the filter and the bias.
-  int64_t bn = transposed || !w.known || (hasBias && !bias.known)
+  int64_t bn = transposed || !w.known || (hasBias && !bias.known) || !I.hasOutput(0)
                    ? -1
                    : foldableBatchNorm(I, I.node->outputs[0]);
   if (bn >= 0) {
